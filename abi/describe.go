@@ -1,0 +1,108 @@
+package abi
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Kind is what a function does with a frame, and so which output entries it
+// may write.
+type Kind string
+
+// Kinds of ABI v1. Map, Filter, FlatMap, Key and Timestamp are specified in
+// docs/ABI.md; the others are reserved names whose frames are specified by the
+// capabilities that use them.
+const (
+	KindMap       Kind = "map"
+	KindFilter    Kind = "filter"
+	KindFlatMap   Kind = "flat_map"
+	KindKey       Kind = "key"
+	KindTimestamp Kind = "timestamp"
+
+	KindWatermark     Kind = "watermark"
+	KindAggregate     Kind = "aggregate"
+	KindReduce        Kind = "reduce"
+	KindWindowProcess Kind = "window_process"
+	KindSessionGap    Kind = "session_gap"
+	KindJoin          Kind = "join"
+	KindCoGroup       Kind = "co_group"
+	KindProcess       Kind = "process"
+	KindOnTimer       Kind = "on_timer"
+)
+
+// Implemented reports whether the platform runs functions of this kind.
+func (k Kind) Implemented() bool {
+	switch k {
+	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp:
+		return true
+	}
+	return false
+}
+
+// Known reports whether k is a kind of ABI v1, implemented or reserved.
+func (k Kind) Known() bool {
+	switch k {
+	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
+		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
+		KindJoin, KindCoGroup, KindProcess, KindOnTimer:
+		return true
+	}
+	return false
+}
+
+// Function is one entry of a module's self-description. Its index in
+// Description.Functions is the function argument of ExportCall.
+type Function struct {
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+}
+
+// State is a named piece of keyed state a module declares it uses.
+type State struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	TTL  string `json:"ttl,omitempty"`
+}
+
+// Description is the JSON a module returns from ExportDescribe.
+type Description struct {
+	ABI       int        `json:"abi"`
+	Functions []Function `json:"functions"`
+	States    []State    `json:"states,omitempty"`
+}
+
+// ParseDescription decodes and checks a self-description: the ABI version
+// matches, every function has a unique non-empty name and a known kind.
+func ParseDescription(data []byte) (Description, error) {
+	var d Description
+	if err := json.Unmarshal(data, &d); err != nil {
+		return Description{}, fmt.Errorf("self-description: %w", err)
+	}
+	if d.ABI != Version {
+		return Description{}, fmt.Errorf("self-description: abi %d, want %d", d.ABI, Version)
+	}
+	seen := make(map[string]bool, len(d.Functions))
+	for i, f := range d.Functions {
+		if f.Name == "" {
+			return Description{}, fmt.Errorf("self-description: functions[%d]: empty name", i)
+		}
+		if seen[f.Name] {
+			return Description{}, fmt.Errorf("self-description: functions[%d]: duplicate name %q", i, f.Name)
+		}
+		seen[f.Name] = true
+		if !f.Kind.Known() {
+			return Description{}, fmt.Errorf("self-description: function %q: unknown kind %q", f.Name, f.Kind)
+		}
+	}
+	return d, nil
+}
+
+// Lookup returns the index of the named function, or -1.
+func (d Description) Lookup(name string) int {
+	for i, f := range d.Functions {
+		if f.Name == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,53 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"wasmstream.io/platform/runtime"
+	"wasmstream.io/platform/runtime/spec"
+)
+
+// moduleProblems is implemented by the host's module validation error.
+type moduleProblems interface {
+	ValidationProblems() []string
+}
+
+// fail writes the problem err stands for. An error the API does not know is
+// logged with the request id and answered with a generic 500.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var specErr *spec.Error
+	var modErr moduleProblems
+	switch {
+	case errors.As(err, &specErr) && len(specErr.Problems) > 0:
+		problems := make([]fieldProblem, len(specErr.Problems))
+		for i, p := range specErr.Problems {
+			problems[i] = fieldProblem{Field: p.Path, Message: p.Message, Line: p.Line}
+		}
+		writeProblem(w, invalidSpec.listed("invalid job spec: ", problems))
+	case errors.As(err, &modErr) && len(modErr.ValidationProblems()) > 0:
+		msgs := modErr.ValidationProblems()
+		problems := make([]fieldProblem, len(msgs))
+		for i, m := range msgs {
+			problems[i] = fieldProblem{Message: m}
+		}
+		writeProblem(w, invalidModule.listed("invalid module: ", problems))
+	case errors.Is(err, runtime.ErrInvalidJob):
+		writeProblem(w, invalidJob.problem(err.Error()))
+	case errors.Is(err, runtime.ErrNotFound):
+		writeProblem(w, notFound.problem(err.Error()))
+	case errors.Is(err, runtime.ErrInUse):
+		writeProblem(w, moduleInUse.problem(err.Error()))
+	case errors.Is(err, runtime.ErrFinished):
+		writeProblem(w, jobFinished.problem(err.Error()))
+	default:
+		s.internal(w, r, "error", err)
+	}
+}
+
+// internal logs what went wrong and answers 500 without the details.
+func (s *server) internal(w http.ResponseWriter, r *http.Request, args ...any) {
+	id := requestID(r.Context())
+	s.log.ErrorContext(r.Context(), "internal error", append([]any{"request_id", id}, args...)...)
+	writeProblem(w, blank(http.StatusInternalServerError, "internal error; request id "+id))
+}

@@ -1,0 +1,58 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+
+	"wasmstream.io/platform/runtime"
+)
+
+// uploadModule stores the body's module under its content hash. Query
+// parameters are ignored: a module never gets a name from the client.
+func (s *server) uploadModule(w http.ResponseWriter, r *http.Request) {
+	if !mediaTypeOK(w, r, "application/wasm", "application/octet-stream") {
+		return
+	}
+	wasm, ok := readBody(w, r, s.maxModule, "module")
+	if !ok {
+		return
+	}
+	info, err := s.modules.UploadModule(r.Context(), wasm)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/modules/"+url.PathEscape(info.ID))
+	s.writeJSON(w, r, http.StatusCreated, info)
+}
+
+func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
+	mods, err := s.modules.ListModules(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if mods == nil {
+		mods = []runtime.ModuleInfo{}
+	}
+	s.writeJSON(w, r, http.StatusOK, struct {
+		Modules []runtime.ModuleInfo `json:"modules"`
+	}{mods})
+}
+
+func (s *server) getModule(w http.ResponseWriter, r *http.Request) {
+	info, err := s.modules.GetModule(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, info)
+}
+
+func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) {
+	if err := s.modules.DeleteModule(r.Context(), r.PathValue("id")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,87 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// problem is an RFC 9457 problem details object.
+type problem struct {
+	Type     string         `json:"type"`
+	Title    string         `json:"title"`
+	Status   int            `json:"status"`
+	Detail   string         `json:"detail,omitempty"`
+	Problems []fieldProblem `json:"problems,omitempty"`
+	// Limit is the byte limit a too large body exceeded.
+	Limit int64 `json:"limit,omitempty"`
+}
+
+// fieldProblem is one thing wrong with a request: the path of the offending
+// field when there is one, and the spec's line when it is known.
+type fieldProblem struct {
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+	Line    int    `json:"line,omitempty"`
+}
+
+// String is "<field>: <message> (line N)", leaving out what is unknown.
+func (p fieldProblem) String() string {
+	s := p.Message
+	if p.Field != "" {
+		s = p.Field + ": " + s
+	}
+	if p.Line > 0 {
+		s += fmt.Sprintf(" (line %d)", p.Line)
+	}
+	return s
+}
+
+// kind is a problem type of this API: a stable identifier clients branch on.
+type kind struct {
+	typ    string
+	title  string
+	status int
+}
+
+const problemBase = "https://wasmstream.io/problems/"
+
+var (
+	invalidRequest = kind{problemBase + "invalid-request", "Invalid request", http.StatusBadRequest}
+	invalidModule  = kind{problemBase + "invalid-module", "Invalid module", http.StatusBadRequest}
+	invalidSpec    = kind{problemBase + "invalid-spec", "Invalid job spec", http.StatusBadRequest}
+	invalidJob     = kind{problemBase + "invalid-job", "Invalid job", http.StatusBadRequest}
+	notFound       = kind{problemBase + "not-found", "Not found", http.StatusNotFound}
+	moduleInUse    = kind{problemBase + "module-in-use", "Module in use", http.StatusConflict}
+	jobFinished    = kind{problemBase + "job-finished", "Job already finished", http.StatusConflict}
+)
+
+func (k kind) problem(detail string) problem {
+	return problem{Type: k.typ, Title: k.title, Status: k.status, Detail: detail}
+}
+
+// listed is a problem of kind k whose detail is prefix followed by the
+// listed problems.
+func (k kind) listed(prefix string, problems []fieldProblem) problem {
+	parts := make([]string, len(problems))
+	for i, p := range problems {
+		parts[i] = p.String()
+	}
+	p := k.problem(prefix + strings.Join(parts, "; "))
+	p.Problems = problems
+	return p
+}
+
+// blank is a problem that says no more than its HTTP status.
+func blank(status int, detail string) problem {
+	return problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
+}
+
+func writeProblem(w http.ResponseWriter, p problem) {
+	// A problem holds only strings and integers: Marshal cannot fail.
+	body, _ := json.Marshal(p)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(append(body, '\n'))
+}

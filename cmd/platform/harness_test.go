@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/runtime"
+)
+
+// testServer is a whole platform in the test process: embedded NATS on a free
+// port, the host, the manager and the HTTP API on a free port.
+type testServer struct {
+	t    *testing.T
+	s    *server
+	base string
+	js   jetstream.JetStream
+}
+
+func startTestServer(t *testing.T) *testServer {
+	t.Helper()
+	cfg := config{HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(), NATSPort: -1, LogFormat: "text", LogLevel: "warn"}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	s, err := startServer(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s.stop(ctx)
+	})
+	js, err := jetstream.New(s.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testServer{t: t, s: s, base: "http://" + s.addr(), js: js}
+}
+
+// call makes an API request and returns the status and body.
+func (ts *testServer) call(method, path, contentType string, body []byte) (int, []byte) {
+	ts.t.Helper()
+	req, err := http.NewRequest(method, ts.base+path, bytes.NewReader(body))
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	return resp.StatusCode, data
+}
+
+// upload posts a module and returns its id.
+func (ts *testServer) upload(wasm []byte) string {
+	ts.t.Helper()
+	status, body := ts.call(http.MethodPost, "/v1/modules", "application/wasm", wasm)
+	if status != http.StatusCreated {
+		ts.t.Fatalf("upload: %d %s", status, body)
+	}
+	var mod runtime.ModuleInfo
+	if err := json.Unmarshal(body, &mod); err != nil {
+		ts.t.Fatal(err)
+	}
+	return mod.ID
+}
+
+// submit posts a job spec and returns its id.
+func (ts *testServer) submit(spec string) string {
+	ts.t.Helper()
+	status, body := ts.call(http.MethodPost, "/v1/jobs", "application/yaml", []byte(spec))
+	if status != http.StatusCreated {
+		ts.t.Fatalf("submit: %d %s", status, body)
+	}
+	var job runtime.JobInfo
+	if err := json.Unmarshal(body, &job); err != nil {
+		ts.t.Fatal(err)
+	}
+	return job.ID
+}
+
+// wait polls a job until it reaches a terminal state.
+func (ts *testServer) wait(id string) runtime.JobInfo {
+	ts.t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		status, body := ts.call(http.MethodGet, "/v1/jobs/"+id, "", nil)
+		if status != http.StatusOK {
+			ts.t.Fatalf("get job: %d %s", status, body)
+		}
+		var job runtime.JobInfo
+		if err := json.Unmarshal(body, &job); err != nil {
+			ts.t.Fatal(err)
+		}
+		if job.State.Terminal() {
+			return job
+		}
+		if time.Now().After(deadline) {
+			ts.t.Fatalf("job %s still %s after 3 minutes", id, job.State)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stream creates a stream and publishes payloads to subjects round robin.
+func (ts *testServer) stream(name string, subjects []string, payloads [][]byte) {
+	ts.t.Helper()
+	ctx := context.Background()
+	if _, err := ts.js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: subjects, Storage: jetstream.FileStorage}); err != nil {
+		ts.t.Fatal(err)
+	}
+	for i, p := range payloads {
+		if _, err := ts.js.PublishAsync(subjects[i%len(subjects)], p); err != nil {
+			ts.t.Fatal(err)
+		}
+	}
+	select {
+	case <-ts.js.PublishAsyncComplete():
+	case <-time.After(time.Minute):
+		ts.t.Fatal("publishing timed out")
+	}
+}
+
+// read returns every message of a stream.
+func (ts *testServer) read(name string) []jetstream.Msg {
+	ts.t.Helper()
+	ctx := context.Background()
+	st, err := ts.js.Stream(ctx, name)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	var msgs []jetstream.Msg
+	for uint64(len(msgs)) < info.State.Msgs {
+		batch, err := cons.Fetch(4096, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			ts.t.Fatal(err)
+		}
+		n := len(msgs)
+		for m := range batch.Messages() {
+			msgs = append(msgs, m)
+		}
+		if len(msgs) == n {
+			ts.t.Fatalf("stream %s: read %d of %d messages", name, n, info.State.Msgs)
+		}
+	}
+	return msgs
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"wasmstream.io/platform/api"
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime"
+)
+
+// server is one running platform process: NATS (embedded or remote), the
+// wazero host, the job manager and the HTTP API.
+type server struct {
+	cfg      config
+	log      *slog.Logger
+	embedded *connector.Embedded
+	nc       *nats.Conn
+	host     *host.Host
+	manager  *runtime.Manager
+	http     *http.Server
+	listener net.Listener
+	served   chan error
+}
+
+// startServer starts every part in dependency order; on failure it stops what
+// it started.
+func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, err error) {
+	s = &server{cfg: cfg, log: log, served: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			s.stop(context.Background())
+			s = nil
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return s, fmt.Errorf("data_dir: %w", err)
+	}
+	url := cfg.NATSURL
+	if url == "" {
+		s.embedded, err = connector.StartEmbedded(ctx, connector.EmbeddedConfig{
+			DataDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATSPort, Logger: log.With("component", "nats"),
+		})
+		if err != nil {
+			return s, fmt.Errorf("embedded nats: %w", err)
+		}
+		url = s.embedded.ClientURL()
+	}
+	nc, js, err := connector.Connect(ctx, url, "platform")
+	if err != nil {
+		return s, fmt.Errorf("nats.url %s: %w", url, err)
+	}
+	s.nc = nc
+	s.host, err = host.New(ctx, host.Config{CacheDir: filepath.Join(cfg.DataDir, "cache"), Logger: log.With("component", "udf")})
+	if err != nil {
+		return s, err
+	}
+	s.manager, err = runtime.NewManager(ctx, runtime.Config{DataDir: cfg.DataDir, Host: s.host, JetStream: js, Logger: log})
+	if err != nil {
+		return s, err
+	}
+	s.listener, err = net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return s, fmt.Errorf("http.addr: %w", err)
+	}
+	handler := api.New(api.Config{
+		Modules: s.manager, Jobs: s.manager, Token: cfg.Token, Logger: log.With("component", "api"),
+		Ready: func() error {
+			if !s.nc.IsConnected() {
+				return errors.New("not connected to NATS")
+			}
+			return nil
+		},
+	})
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() { s.served <- s.http.Serve(s.listener) }()
+	log.Info("platform serving", "http", "http://"+s.listener.Addr().String(), "nats", url, "data_dir", cfg.DataDir)
+	return s, nil
+}
+
+// addr is the HTTP API's address.
+func (s *server) addr() string { return s.listener.Addr().String() }
+
+// stop shuts everything down in reverse order.
+func (s *server) stop(ctx context.Context) {
+	if s.http != nil {
+		if err := s.http.Shutdown(ctx); err != nil {
+			s.log.Warn("http shutdown", "error", err)
+		}
+	} else if s.listener != nil {
+		_ = s.listener.Close()
+	}
+	if s.manager != nil {
+		if err := s.manager.Close(ctx); err != nil {
+			s.log.Warn("jobs shutdown", "error", err)
+		}
+	}
+	if s.host != nil {
+		if err := s.host.Close(ctx); err != nil {
+			s.log.Warn("host shutdown", "error", err)
+		}
+	}
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	if s.embedded != nil {
+		if err := s.embedded.Shutdown(ctx); err != nil {
+			s.log.Warn("nats shutdown", "error", err)
+		}
+	}
+}

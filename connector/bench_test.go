@@ -1,0 +1,117 @@
+package connector
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"wasmstream.io/platform/abi"
+)
+
+const benchBatch = 1024
+
+// fillStream publishes n messages of 100 bytes to subject asynchronously.
+func fillStream(b *testing.B, js jetstream.JetStream, subject string, n int) {
+	b.Helper()
+	payload := bytes.Repeat([]byte("x"), 100)
+	for i := range n {
+		if _, err := js.PublishAsync(subject, payload); err != nil {
+			b.Fatal(err)
+		}
+		if i%4096 == 4095 {
+			<-js.PublishAsyncComplete()
+		}
+	}
+	<-js.PublishAsyncComplete()
+}
+
+func BenchmarkJetStreamSource(b *testing.B) {
+	ts := startServer(b)
+	ctx := testCtx(b)
+	if err := EnsureStream(ctx, ts.js, "BENCH", "bench.>"); err != nil {
+		b.Fatal(err)
+	}
+	fillStream(b, ts.js, "bench.in", b.N)
+	src, err := NewJetStreamSource(ctx, ts.js, JetStreamSourceConfig{Stream: "BENCH", Subjects: []string{"bench.in"}, Bounded: true, Parallelism: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	var batch abi.Batch
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	read := 0
+	for {
+		batch.Reset()
+		err := src.Fetch(ctx, &batch, benchBatch, time.Second)
+		read += batch.Len()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(read)/time.Since(start).Seconds(), "records/s")
+	if read != b.N {
+		b.Fatalf("read %d records, want %d", read, b.N)
+	}
+}
+
+func BenchmarkJetStreamSink(b *testing.B) {
+	ts := startServer(b)
+	ctx := testCtx(b)
+	if err := EnsureStream(ctx, ts.js, "BENCH", "bench.>"); err != nil {
+		b.Fatal(err)
+	}
+	sink, err := NewJetStreamSink(ctx, ts.js, JetStreamSinkConfig{Subject: "bench.out"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sink.Close()
+	var batch abi.Batch
+	payload := bytes.Repeat([]byte("x"), 100)
+	for range benchBatch {
+		batch.AppendParts([]byte("key"), payload, BaseTimestamp, nil)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for left := b.N; left > 0; left -= benchBatch {
+		if err := sink.Write(ctx, batch.Records[:min(left, benchBatch)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := sink.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+}
+
+func BenchmarkGenerator(b *testing.B) {
+	for _, kind := range generatorKinds {
+		b.Run(kind, func(b *testing.B) {
+			g, err := NewGenerator(GeneratorConfig{Kind: kind, Parallelism: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Close()
+			var batch abi.Batch
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for left := b.N; left > 0; left -= benchBatch {
+				batch.Reset()
+				if err := g.Fetch(ctx, &batch, min(left, benchBatch), 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+		})
+	}
+}

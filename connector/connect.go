@@ -1,0 +1,69 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Client settings used by Connect.
+const (
+	reconnectWait = 250 * time.Millisecond
+	// asyncMaxPending is the JetStream context's bound on unacknowledged
+	// async publishes. Each sink bounds itself with MaxInFlight; this only
+	// has to exceed what all sinks sharing the connection can have in flight.
+	asyncMaxPending = 1 << 16
+	// publishAckTimeout fails an async publish whose acknowledgement never
+	// arrives, so that Flush always ends.
+	publishAckTimeout  = 30 * time.Second
+	defaultDialTimeout = 5 * time.Second
+)
+
+// Connect dials url, reconnecting forever after the first connection is made,
+// and returns the connection and a JetStream context on it. The dial is
+// bounded by ctx's deadline (5 s without one). The caller closes the
+// connection.
+func Connect(ctx context.Context, url, name string) (*nats.Conn, jetstream.JetStream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("connector: connect to %s: %w", url, err)
+	}
+	timeout := defaultDialTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	nc, err := nats.Connect(url,
+		nats.Name(name),
+		nats.Timeout(timeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(reconnectWait),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connector: connect to %s: %w", url, err)
+	}
+	js, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncMaxPending(asyncMaxPending),
+		jetstream.WithPublishAsyncTimeout(publishAckTimeout),
+	)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("connector: jetstream on %s: %w", url, err)
+	}
+	return nc, js, nil
+}
+
+// EnsureStream creates the file-backed stream name capturing subjects, or
+// updates its subjects when it exists.
+func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subjects ...string) error {
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:     name,
+		Subjects: subjects,
+		Storage:  jetstream.FileStorage,
+	})
+	if err != nil {
+		return fmt.Errorf("connector: ensure stream %q with subjects %q: %w", name, subjects, err)
+	}
+	return nil
+}

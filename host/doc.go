@@ -1,0 +1,16 @@
+// Package host owns the WebAssembly host of the platform: it compiles UDF
+// modules with wazero (behind one compilation cache, on disk when configured),
+// validates them against ABI v1 (exports, imports, ABI version and
+// self-description), and runs their functions in pooled, sandboxed instances
+// with per-job memory limits and per-call deadlines. It provides the guest's
+// host functions (the `platform` import module and a WASI preview 1 subset
+// without files or sockets), sends guest logs, stdout and stderr into slog,
+// and turns what goes wrong inside a guest into a typed *CallError.
+//
+// Ownership: a Host and its Modules are safe for concurrent use. A Pool is
+// owned by one task goroutine: Call, Close and the slices Call returns belong
+// to that goroutine. A Pool's instance lives until an error discards it or
+// the Pool is closed; a healthy instance then goes to a small idle list kept
+// per module and memory limit, from which later Pools take it instead of
+// instantiating again.
+package host

@@ -1,0 +1,161 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"wasmstream.io/platform/abi"
+)
+
+// instanceKey carries the *instance in the context of its calls, where the
+// host functions find it.
+type instanceKey struct{}
+
+// expiredStamp marks in instance.start a call the watchdog has cancelled.
+const expiredStamp = -1
+
+// errExpired reports a call the watchdog cancelled after it had returned.
+var errExpired = errors.New("call ran past its deadline")
+
+// instance is one instantiated guest. Between calls it holds no state that
+// matters, so it is discarded after any failure.
+type instance struct {
+	code  *compiled
+	mod   api.Module
+	mem   api.Memory
+	alloc api.Function
+	call  api.Function
+	// region and regionSize are the input region platform_alloc returned
+	// last; it stays valid until the next platform_alloc, so frames that
+	// fit reuse it without a call.
+	region, regionSize uint32
+	// ctx lives as long as the instance; cancel stops a running call,
+	// after which wazero closes the module.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// start is the Host.now of the running call's start, 0 between calls
+	// and expiredStamp once the watchdog has cancelled the call.
+	start atomic.Int64
+	// function and attrs describe the current call in guest logs; only
+	// the goroutine that owns the instance sets them.
+	function string
+	attrs    []slog.Attr
+	stdout   lineWriter
+	stderr   lineWriter
+}
+
+// instantiate creates an instance whose calls stop when parent is done.
+// It does not run _initialize.
+func (c *compiled) instantiate(parent context.Context) (*instance, error) {
+	inst := &instance{code: c}
+	inst.stdout = lineWriter{inst: inst, stream: "stdout", level: slog.LevelInfo}
+	inst.stderr = lineWriter{inst: inst, stream: "stderr", level: slog.LevelWarn}
+	inst.ctx, inst.cancel = context.WithCancel(context.WithValue(parent, instanceKey{}, inst))
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions().
+		WithStdout(&inst.stdout).
+		WithStderr(&inst.stderr).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithRandSource(rand.Reader)
+	mod, err := c.eng.rt.InstantiateModule(inst.ctx, c.code, cfg)
+	if err != nil {
+		inst.cancel()
+		return nil, fmt.Errorf("instantiate: %w", err)
+	}
+	inst.mod = mod
+	inst.mem = mod.ExportedMemory(abi.ExportMemory)
+	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
+	inst.call = mod.ExportedFunction(abi.ExportCall)
+	return inst, nil
+}
+
+// initialize runs the reactor initialiser, when the module exports one.
+func (i *instance) initialize(stamp int64) (ErrorKind, error) {
+	if i.mod.ExportedFunction(abi.ExportInitialize) == nil {
+		return "", nil
+	}
+	return i.invoke(abi.ExportInitialize, nil, stamp)
+}
+
+// invoke calls an export by name outside the hot path; a failure comes
+// back classified, its error prefixed with the name.
+func (i *instance) invoke(name string, stack []uint64, stamp int64) (ErrorKind, error) {
+	i.function = name
+	i.start.Store(stamp)
+	err := i.mod.ExportedFunction(name).CallWithStack(i.ctx, stack)
+	expired := i.finish()
+	if err == nil && !expired {
+		return "", nil
+	}
+	kind, err := i.classify(err, expired)
+	return kind, fmt.Errorf("%s: %w", name, err)
+}
+
+// finish ends a call and reports whether the watchdog cancelled it.
+func (i *instance) finish() bool { return i.start.Swap(0) == expiredStamp }
+
+// classify names what went wrong in a call that failed with err (nil when
+// the watchdog cancelled a call that then returned).
+func (i *instance) classify(err error, expired bool) (ErrorKind, error) {
+	if err == nil {
+		err = errExpired
+	}
+	var exit *sys.ExitError
+	isExit := errors.As(err, &exit)
+	switch {
+	case expired:
+		return KindDeadline, err
+	case isExit && (exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled):
+		return KindDeadline, err
+	case i.nearLimit():
+		return KindMemoryLimit, fmt.Errorf("memory %d bytes, limit %d: %w", i.mem.Size(), limitBytes(i.code.eng.pages), err)
+	case isExit:
+		return KindExit, err
+	}
+	return KindTrap, err
+}
+
+func limitBytes(pages uint32) uint64 { return uint64(pages) * pageSize }
+
+// limitSlack is how close to its limit a guest's memory must be for a
+// failure to count as running out of memory: a refused memory.grow leaves
+// the memory below the limit by less than the request, and guests grow in
+// small steps except Go, whose heap grows by 4 MiB arenas.
+func limitSlack(limit uint64) uint64 { return min(4<<20, limit/4) }
+
+// nearLimit reports whether the guest's memory is within limitSlack of the
+// limit, where a refused growth is the likely cause of a failure.
+func (i *instance) nearLimit() bool {
+	limit := limitBytes(i.code.eng.pages)
+	return uint64(i.mem.Size())+limitSlack(limit) >= limit
+}
+
+// close stops and closes the instance and flushes its partial output lines.
+func (i *instance) close(ctx context.Context) error {
+	i.cancel()
+	i.stdout.flush()
+	i.stderr.flush()
+	if err := i.mod.Close(ctx); err != nil {
+		return fmt.Errorf("close instance of %s: %w", i.code.mod.ID, err)
+	}
+	return nil
+}
+
+// logAttrs are the attributes of a guest log line: module, function, the
+// given ones, then the owning Pool's.
+func (i *instance) logAttrs(extra ...slog.Attr) []slog.Attr {
+	attrs := make([]slog.Attr, 0, 2+len(extra)+len(i.attrs))
+	attrs = append(attrs, slog.String("module", i.code.mod.ID), slog.String("function", i.function))
+	attrs = append(attrs, extra...)
+	return append(attrs, i.attrs...)
+}

@@ -1,0 +1,89 @@
+package host
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+
+	"wasmstream.io/platform/abi"
+)
+
+func TestGuestLog(t *testing.T) {
+	h, rec := newHost(t, "")
+	m := compileFixture(t, h, "udf")
+	p := newPool(t, m, InstanceConfig{Attrs: []slog.Attr{slog.String("job", "j1"), slog.Int("subtask", 3)}})
+	long := strings.Repeat("x", maxLine+10)
+	input := []abi.Record{
+		{Value: []byte("debug line"), Timestamp: int64(abi.LogDebug)},
+		{Value: []byte("info line"), Timestamp: int64(abi.LogInfo)},
+		{Value: []byte("warn line"), Timestamp: int64(abi.LogWarn)},
+		{Value: []byte("error line"), Timestamp: int64(abi.LogError)},
+		{Value: []byte("below range"), Timestamp: -5},
+		{Value: []byte("above range"), Timestamp: 9},
+		{Value: []byte(long), Timestamp: int64(abi.LogInfo)},
+		{Key: []byte("bad"), Value: []byte("location outside memory")},
+	}
+	if _, err := p.Call(context.Background(), fnLog, inputFrame(input...)); err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]string{"module": m.ID, "function": "log", "job": "j1", "subtask": "3"}
+	with := func(extra map[string]string) map[string]string {
+		attrs := map[string]string{}
+		for k, v := range base {
+			attrs[k] = v
+		}
+		for k, v := range extra {
+			attrs[k] = v
+		}
+		return attrs
+	}
+	want := []logRecord{
+		{slog.LevelDebug, "debug line", base},
+		{slog.LevelInfo, "info line", base},
+		{slog.LevelWarn, "warn line", base},
+		{slog.LevelError, "error line", base},
+		{slog.LevelDebug, "below range", base},
+		{slog.LevelError, "above range", base},
+		{slog.LevelInfo, long[:maxLine], with(map[string]string{"truncated_bytes": "10"})},
+		{slog.LevelWarn, "guest log message outside memory", with(map[string]string{"ptr": "4294967280", "len": "64"})},
+	}
+	if got := rec.matching(map[string]string{"module": m.ID}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("logs\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestGuestOutput(t *testing.T) {
+	h, rec := newHost(t, "")
+	m := compileFixture(t, h, "udf")
+	p := m.NewPool(InstanceConfig{Attrs: []slog.Attr{slog.String("job", "j2")}})
+	long := strings.Repeat("y", maxLine+5)
+	input := []abi.Record{
+		{Value: []byte("hello\nwor")},
+		{Value: []byte("ld\n\n")},
+		{Key: []byte("e"), Value: []byte("oops\n")},
+		{Value: []byte(long + "\n")},
+		{Value: []byte("partial")},
+	}
+	if _, err := p.Call(context.Background(), fnPrint, inputFrame(input...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	attrs := func(stream string) map[string]string {
+		return map[string]string{"module": m.ID, "function": "print", "stream": stream, "job": "j2"}
+	}
+	want := []logRecord{
+		{slog.LevelInfo, "hello", attrs("stdout")},
+		{slog.LevelInfo, "world", attrs("stdout")},
+		{slog.LevelWarn, "oops", attrs("stderr")},
+		{slog.LevelInfo, long[:maxLine], attrs("stdout")},
+		{slog.LevelInfo, long[maxLine:], attrs("stdout")},
+		{slog.LevelInfo, "partial", attrs("stdout")},
+	}
+	if got := rec.matching(map[string]string{"module": m.ID}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("logs\n%+v\nwant\n%+v", got, want)
+	}
+}

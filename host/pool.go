@@ -1,0 +1,236 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"wasmstream.io/platform/abi"
+)
+
+// Instance limits used when InstanceConfig leaves them zero.
+const (
+	DefaultMemoryLimit = 64 << 20
+	DefaultCallTimeout = 10 * time.Second
+)
+
+// InstanceConfig sets the limits and log attributes of a Pool's instances.
+type InstanceConfig struct {
+	// MemoryLimit is the most guest memory in bytes, rounded down to
+	// 64 KiB pages; 0 (or less) means DefaultMemoryLimit.
+	MemoryLimit int64
+	// CallTimeout bounds one Call; 0 (or less) means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Attrs are added to every guest log line (job, vertex, subtask).
+	Attrs []slog.Attr
+}
+
+// Pool runs the functions of one module for one task. It is owned by one
+// goroutine: Call and Close must not run concurrently. It keeps its instance
+// between calls and must be closed, which stops its watchdog goroutine.
+type Pool struct {
+	module  *Module
+	pages   uint32
+	timeout time.Duration
+	attrs   []slog.Attr
+
+	code  *compiled
+	inst  *instance
+	stack [3]uint64
+	// live is inst, for the watchdog.
+	live    atomic.Pointer[instance]
+	created atomic.Int64
+	// memory is the live instance's memory size after its last call.
+	memory atomic.Int64
+	dog    *watchdog
+	closed bool
+}
+
+// NewPool creates a Pool; its first Call instantiates the module (or takes
+// an idle instance).
+func (m *Module) NewPool(cfg InstanceConfig) *Pool {
+	if cfg.MemoryLimit <= 0 {
+		cfg.MemoryLimit = DefaultMemoryLimit
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	return &Pool{module: m, pages: limitPages(cfg.MemoryLimit), timeout: cfg.CallTimeout, attrs: cfg.Attrs}
+}
+
+var errPoolClosed = errors.New("pool closed")
+
+// Call runs function fn (an index into Description.Functions) over an input
+// frame and returns the output frame, which aliases guest memory and stays
+// valid until the next Call or Close. A failure inside the guest is a
+// *CallError, after which the instance is discarded and the next Call runs
+// on a fresh one. ctx is checked before the call; a running call is bounded
+// by the CallTimeout.
+func (p *Pool) Call(ctx context.Context, fn int, frame []byte) ([]byte, error) {
+	if err := p.check(ctx, fn, frame); err != nil {
+		return nil, err
+	}
+	name := p.module.Description.Functions[fn].Name
+	inst := p.inst
+	if inst == nil {
+		var err error
+		if inst, err = p.acquire(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	inst.function = name
+	out, kind, err := p.run(inst, fn, frame)
+	if err != nil {
+		p.discard(ctx)
+		return nil, p.callError(name, kind, err)
+	}
+	p.memory.Store(int64(inst.mem.Size()))
+	return out, nil
+}
+
+func (p *Pool) check(ctx context.Context, fn int, frame []byte) error {
+	switch {
+	case p.closed:
+		return fmt.Errorf("udf[%s]: %w", p.module.ID, errPoolClosed)
+	case p.module.host.closed.Load():
+		return fmt.Errorf("udf[%s]: %w", p.module.ID, errHostClosed)
+	case fn < 0 || fn >= len(p.module.Description.Functions):
+		return fmt.Errorf("udf[%s]: function %d of %d", p.module.ID, fn, len(p.module.Description.Functions))
+	case len(frame) > math.MaxUint32:
+		return fmt.Errorf("udf[%s]: frame of %d bytes exceeds 4 GiB", p.module.ID, len(frame))
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("udf[%s]: %w", p.module.ID, err)
+	}
+	return nil
+}
+
+// run places the frame in guest memory, calls the function and returns the
+// output's view of guest memory.
+func (p *Pool) run(inst *instance, fn int, frame []byte) ([]byte, ErrorKind, error) {
+	s := p.stack[:]
+	inst.start.Store(p.module.host.now())
+	ptr := inst.region
+	if uint32(len(frame)) > inst.regionSize || inst.regionSize == 0 {
+		s[0] = api.EncodeU32(uint32(len(frame)))
+		if err := inst.alloc.CallWithStack(inst.ctx, s[:1]); err != nil {
+			kind, err := inst.classify(err, inst.finish())
+			return nil, kind, fmt.Errorf("%s: %w", abi.ExportAlloc, err)
+		}
+		ptr = api.DecodeU32(s[0])
+		inst.region, inst.regionSize = ptr, uint32(len(frame))
+	}
+	if !inst.mem.Write(ptr, frame) {
+		inst.finish()
+		return nil, KindBadOutput, fmt.Errorf("%s: region [%d, %d) outside memory of %d bytes",
+			abi.ExportAlloc, ptr, uint64(ptr)+uint64(len(frame)), inst.mem.Size())
+	}
+	s[0], s[1], s[2] = api.EncodeU32(uint32(fn)), api.EncodeU32(ptr), api.EncodeU32(uint32(len(frame)))
+	err := inst.call.CallWithStack(inst.ctx, s[:])
+	if expired := inst.finish(); err != nil || expired {
+		kind, err := inst.classify(err, expired)
+		if kind == KindDeadline {
+			err = fmt.Errorf("call timeout %s: %w", p.timeout, err)
+		}
+		return nil, kind, err
+	}
+	optr, olen := abi.Unpack(s[0])
+	out, ok := inst.mem.Read(optr, olen)
+	if !ok {
+		return nil, KindBadOutput, fmt.Errorf("output [%d, %d) outside memory of %d bytes",
+			optr, uint64(optr)+uint64(olen), inst.mem.Size())
+	}
+	return out, "", nil
+}
+
+func (p *Pool) callError(function string, kind ErrorKind, err error) *CallError {
+	return &CallError{Module: p.module.ID, Function: function, Kind: kind, Err: err}
+}
+
+// acquire makes an instance live: an idle one, or a new one it initialises.
+func (p *Pool) acquire(ctx context.Context, function string) (*instance, error) {
+	if p.module.minPages > p.pages {
+		return nil, p.callError(function, KindMemoryLimit, fmt.Errorf("module needs %d bytes of memory, limit %d",
+			limitBytes(p.module.minPages), limitBytes(p.pages)))
+	}
+	if p.code == nil {
+		c, err := p.module.compiledFor(ctx, p.pages)
+		if err != nil {
+			return nil, fmt.Errorf("udf[%s]: %w", p.module.ID, err)
+		}
+		p.code = c
+	}
+	if p.dog == nil {
+		p.dog = startWatchdog(p)
+	}
+	inst := p.code.take()
+	fresh := inst == nil
+	if fresh {
+		var err error
+		if inst, err = p.code.instantiate(context.Background()); err != nil {
+			return nil, p.callError(function, KindTrap, err)
+		}
+		p.created.Add(1)
+	}
+	inst.attrs = p.attrs
+	p.inst = inst
+	p.live.Store(inst)
+	if fresh {
+		if kind, err := inst.initialize(p.module.host.now()); err != nil {
+			p.discard(ctx)
+			return nil, p.callError(function, kind, err)
+		}
+	}
+	return inst, nil
+}
+
+// discard closes the live instance after a failure.
+func (p *Pool) discard(ctx context.Context) {
+	inst := p.inst
+	p.inst = nil
+	p.live.Store(nil)
+	p.memory.Store(0)
+	if err := inst.close(ctx); err != nil {
+		p.module.host.log.LogAttrs(ctx, slog.LevelWarn, "discard instance", inst.logAttrs(slog.Any("error", err))...)
+	}
+}
+
+// Instantiations is how many instances this Pool has created. It may be
+// read from any goroutine.
+func (p *Pool) Instantiations() int64 { return p.created.Load() }
+
+// MemoryBytes is the guest memory size of the live instance after its last
+// call, 0 if none. It may be read from any goroutine.
+func (p *Pool) MemoryBytes() int64 { return p.memory.Load() }
+
+// Close stops the watchdog and hands a healthy instance to the module's idle
+// list (or closes it). Slices returned by Call are invalid afterwards.
+func (p *Pool) Close(ctx context.Context) error {
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	if p.dog != nil {
+		p.dog.stop()
+	}
+	inst := p.inst
+	if inst == nil {
+		return nil
+	}
+	p.inst = nil
+	p.live.Store(nil)
+	p.memory.Store(0)
+	inst.stdout.flush()
+	inst.stderr.flush()
+	inst.attrs = nil
+	if err := p.code.release(ctx, inst); err != nil {
+		return fmt.Errorf("udf[%s]: %w", p.module.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/exchange"
+)
+
+// builder turns a plan into tasks: one per chain head and subtask.
+type builder struct {
+	j     *job
+	edges map[*edge]*exchange.Edge
+	// ends holds each bounded JetStream source's end, fixed once for all
+	// its subtasks when the job starts.
+	ends map[*vertex]map[string]uint64
+}
+
+// build creates every task of the job. On failure it releases what it made.
+func (j *job) build(ctx context.Context) (tasks []*task, err error) {
+	b := &builder{j: j, edges: map[*edge]*exchange.Edge{}, ends: map[*vertex]map[string]uint64{}}
+	cfg := exchange.Config{BufferTimeout: j.plan.job.BufferTimeout.Duration}
+	for _, v := range j.plan.vertices {
+		for _, e := range v.out {
+			if !e.chained() {
+				b.edges[e] = exchange.NewEdge(cfg, e.from.parallelism, e.to.parallelism)
+			}
+		}
+	}
+	defer func() {
+		if err != nil {
+			for _, t := range tasks {
+				_ = t.close()
+			}
+			tasks = nil
+		}
+	}()
+	for _, v := range j.plan.vertices {
+		if len(v.in) == 1 && v.in[0].chained() {
+			continue
+		}
+		for i := 0; i < v.parallelism; i++ {
+			t, err := b.task(ctx, v, i)
+			if t != nil {
+				tasks = append(tasks, t)
+			}
+			if err != nil {
+				return tasks, fmt.Errorf("task %s[%d]: %w", v.id, i, err)
+			}
+		}
+	}
+	return tasks, nil
+}
+
+// task builds subtask i of the chain headed by v. It returns the task even on
+// error so that the caller can release what was made.
+func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
+	job := b.j.plan.job
+	t := &task{name: v.id, subtask: i, batchSize: job.UDF.BatchSize}
+	if job.OnUDFError == onErrorDeadLetter {
+		sink, err := connector.NewJetStreamSink(ctx, b.j.mgr.cfg.JetStream, connector.JetStreamSinkConfig{Subject: job.DeadLetter})
+		if err != nil {
+			return t, fmt.Errorf("dead_letter_subject: %w", err)
+		}
+		t.dlq = &sinkStage{sink: sink}
+	}
+	chain, err := b.vertexStage(ctx, t, v, i)
+	t.chain = chain
+	if err != nil {
+		return t, err
+	}
+	if v.source != nil {
+		t.source, err = b.source(ctx, v, i)
+		return t, err
+	}
+	var channels [][]*exchange.InputChannel
+	for _, e := range v.in {
+		channels = append(channels, b.edges[e].Channels(i))
+	}
+	t.gate = exchange.NewGate(exchange.Config{BufferTimeout: job.BufferTimeout.Duration}, channels...)
+	return t, nil
+}
+
+func (b *builder) source(ctx context.Context, v *vertex, i int) (connector.Source, error) {
+	s := v.source
+	if s.Generator != nil {
+		return connector.NewGenerator(connector.GeneratorConfig{
+			Kind: s.Generator.Kind, Rate: s.Generator.Rate, Count: s.Generator.Count, Keys: s.Generator.Keys,
+			Subtask: i, Parallelism: v.parallelism,
+		})
+	}
+	js := b.j.mgr.cfg.JetStream
+	cfg := connector.JetStreamSourceConfig{
+		Stream: s.JetStream.Stream, Subjects: s.JetStream.Subjects, Bounded: s.JetStream.Bounded,
+		Subtask: i, Parallelism: v.parallelism,
+	}
+	if cfg.Bounded {
+		end, ok := b.ends[v]
+		if !ok {
+			var err error
+			if end, err = connector.BoundedEnd(ctx, js, cfg.Stream, cfg.Subjects); err != nil {
+				return nil, err
+			}
+			b.ends[v] = end
+		}
+		cfg.End = end
+	}
+	return connector.NewJetStreamSource(ctx, js, cfg)
+}
+
+// vertexStage builds the stages of vertex v in subtask i, followed by
+// whatever consumes its output.
+func (b *builder) vertexStage(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
+	c := b.j.counters[v.id][i]
+	policy := b.policy(t, v.id, c)
+	out, err := b.outputs(ctx, t, v, i)
+	if err != nil {
+		return nil, err
+	}
+	var s stage = &meter{count: &c.out, next: out}
+	switch {
+	case v.source != nil:
+		if ts := v.source.Timestamp; ts != nil && ts.Field != "" {
+			s = &fieldExtract{field: ts.Field, timestamp: true, policy: policy, next: s}
+		} else if v.fn != nil {
+			s = b.wasmStage(t, v.id, i, v.fn, abi.KindTimestamp, policy, s)
+		}
+	case v.sink != nil:
+		sink, err := b.sink(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		s = &meter{count: &c.out, next: sink}
+	default:
+		s = b.wasmStage(t, v.id, i, v.fn, abi.Kind(v.kind), policy, s)
+	}
+	return &meter{count: &c.in, next: s}, nil
+}
+
+func (b *builder) sink(ctx context.Context, v *vertex) (stage, error) {
+	if v.sink.Discard {
+		return discardSink{}, nil
+	}
+	js := v.sink.JetStream
+	sink, err := connector.NewJetStreamSink(ctx, b.j.mgr.cfg.JetStream, connector.JetStreamSinkConfig{Subject: js.Subject, MaxInFlight: js.MaxInFlight})
+	if err != nil {
+		return nil, err
+	}
+	return &sinkStage{sink: sink}, nil
+}
+
+// outputs builds what follows vertex v: chained vertices called directly, and
+// exchange writers (after key selection for hash edges) for the others.
+func (b *builder) outputs(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
+	var outs fanout
+	for _, e := range v.out {
+		if e.chained() {
+			s, err := b.vertexStage(ctx, t, e.to, i)
+			if err != nil {
+				return nil, errors.Join(err, outs.close(ctx))
+			}
+			outs = append(outs, s)
+			continue
+		}
+		w := b.edges[e].Writer(i)
+		t.writers = append(t.writers, w)
+		var s stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.ship == shipBroadcast, channels: e.to.parallelism}
+		if e.ship == shipHash {
+			policy := b.policy(t, e.to.id, b.j.counters[v.id][i])
+			if e.keyFn != nil {
+				s = b.wasmStage(t, e.to.id, i, e.keyFn, abi.KindKey, policy, s)
+			} else {
+				s = &fieldExtract{field: e.keyField, policy: policy, next: s}
+			}
+		}
+		outs = append(outs, s)
+	}
+	switch len(outs) {
+	case 0:
+		return discardSink{}, nil
+	case 1:
+		return outs[0], nil
+	}
+	return outs, nil
+}
+
+func (b *builder) partitioner(e *edge, producer int) exchange.Partitioner {
+	switch e.ship {
+	case shipHash:
+		return exchange.NewKeyGroups(b.j.plan.job.MaxParallelism, e.to.parallelism)
+	case shipRebalance:
+		return exchange.NewRebalance(e.to.parallelism, producer)
+	}
+	return exchange.Forward(producer)
+}
+
+func (b *builder) policy(t *task, vertexID string, c *counters) *errorPolicy {
+	return &errorPolicy{mode: b.j.plan.job.OnUDFError, vertex: vertexID, dlq: t.dlq, c: c, log: b.j.log}
+}
+
+func (b *builder) wasmStage(t *task, vertexID string, i int, f *funcRef, kind abi.Kind, policy *errorPolicy, next stage) stage {
+	limits := b.j.plan.job.UDF
+	pool := f.module.mod.NewPool(host.InstanceConfig{
+		MemoryLimit: limits.MemoryLimit,
+		CallTimeout: limits.CallTimeout.Duration,
+		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},
+	})
+	return &wasmOp{
+		kind: kind, module: f.module.id, function: f.name, fn: f.index, pool: pool,
+		batchSize: limits.BatchSize, policy: policy, next: next,
+	}
+}

@@ -1,0 +1,15 @@
+// Package runtime turns a job spec into a running execution graph: it keeps
+// the uploaded modules, validates jobs against them, chains operators, wires
+// tasks with the credit-based exchange, runs every subtask as a goroutine and
+// tracks job states.
+//
+// Goroutine ownership: the Manager owns the job registry (guarded by
+// Manager.mu). Each running job has one supervising goroutine that starts one
+// goroutine per task and is the only writer of the job's state. A task
+// goroutine owns its operator chain, its Wasm instance pools, its exchange
+// writers and its gate; no other goroutine touches them. Counters read by the
+// API are atomics.
+//
+// Lock order: Manager.mu before job.mu; neither is held while calling into a
+// task, a module or the network.
+package runtime

@@ -1,0 +1,81 @@
+package exchange
+
+import "wasmstream.io/platform/abi"
+
+// kind says what a buffer carries.
+type kind uint8
+
+const (
+	// kindData is an abi input frame of whole records.
+	kindData kind = iota
+	// kindFragment and kindLastFragment carry consecutive pieces of one
+	// encoded record that is larger than a buffer.
+	kindFragment
+	kindLastFragment
+	// kindEvent carries an in-band control event and no bytes.
+	kindEvent
+)
+
+// EndOfPartition is the event Writer.Close sends on every channel: nothing
+// follows it on that channel.
+type EndOfPartition struct{}
+
+// Buffer is a unit of exchange: an abi input frame of records or one event.
+// The consumer that got it from Gate.Next owns it until Recycle; records read
+// from it alias its bytes until then.
+type Buffer struct {
+	data  []byte
+	event any
+	kind  kind
+	// floating says which credit a delivered data buffer holds: a floating
+	// buffer of the gate, or an exclusive credit of its channel.
+	floating bool
+	// size is the encoded record size, on the first fragment of a record.
+	size int
+	ch   *InputChannel
+	// owner is the writer whose pool the buffer returns to; nil for a
+	// reassembled record, which has no pool.
+	owner *Writer
+	// next links the buffer in its channel's queue.
+	next *Buffer
+	rd   abi.InputReader
+}
+
+// Channel is the index of the buffer's input channel in its gate.
+func (b *Buffer) Channel() int { return b.ch.index }
+
+// Event is the buffer's event, or nil for a buffer of records.
+func (b *Buffer) Event() any { return b.event }
+
+// Next decodes the buffer's next record into rec, whose slices alias the
+// buffer until Recycle. It returns false after the last record, and at once
+// for an event.
+func (b *Buffer) Next(rec *abi.Record) bool { return b.rd.Next(rec) }
+
+// Frame is the buffer's records as an abi input frame (nil for an event),
+// valid until Recycle.
+func (b *Buffer) Frame() []byte {
+	if b.kind == kindEvent {
+		return nil
+	}
+	return b.data
+}
+
+// Recycle gives the buffer back: its credit to its channel or its floating
+// buffer to the gate, and its memory to the writer's pool. It must be called
+// exactly once, from any goroutine, when the consumer is done with the buffer.
+func (b *Buffer) Recycle() {
+	w := b.owner
+	if w == nil {
+		return
+	}
+	if b.ch == nil {
+		panic("exchange: buffer recycled twice")
+	}
+	b.ch.gate.recycled(b)
+	b.ch = nil
+	b.event = nil
+	b.data = b.data[:0]
+	b.rd = abi.InputReader{}
+	w.pool <- b
+}

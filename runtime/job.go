@@ -1,0 +1,187 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// job is one submitted job: its plan, its state and its running tasks.
+type job struct {
+	id      string
+	plan    *plan
+	modules []string
+	created time.Time
+	log     *slog.Logger
+	mgr     *Manager
+	// counters per vertex id, one per subtask; fixed at creation.
+	counters map[string][]*counters
+	// pressure reports each vertex's backpressured ratio.
+	pressure *pressureSampler
+
+	mu        sync.Mutex
+	st        JobState
+	failure   string
+	ended     time.Time
+	cancelRun context.CancelFunc
+	cancelled bool
+
+	done chan struct{}
+}
+
+func newJob(id string, p *plan, m *Manager) *job {
+	j := &job{
+		id: id, plan: p, modules: p.modules(), created: time.Now().UTC(),
+		log: m.log.With("job", id, "job_name", p.job.Name), mgr: m,
+		counters: map[string][]*counters{}, st: StateCreated, done: make(chan struct{}),
+	}
+	for _, v := range p.vertices {
+		cs := make([]*counters, v.parallelism)
+		for i := range cs {
+			cs[i] = &counters{}
+		}
+		j.counters[v.id] = cs
+	}
+	j.pressure = newPressureSampler()
+	return j
+}
+
+func (j *job) state() JobState {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.st
+}
+
+func (j *job) setState(s JobState, failure string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.st = s
+	if failure != "" {
+		j.failure = failure
+	}
+	if s.Terminal() {
+		j.ended = time.Now().UTC()
+	}
+}
+
+// start runs the job in its supervising goroutine.
+func (j *job) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	j.mu.Lock()
+	j.cancelRun = cancel
+	j.mu.Unlock()
+	go j.supervise(ctx, cancel)
+}
+
+// supervise builds the tasks, runs them until they all finish or one fails,
+// and records the outcome.
+func (j *job) supervise(ctx context.Context, cancel context.CancelFunc) {
+	defer close(j.done)
+	defer cancel()
+	tasks, err := j.build(ctx)
+	if err != nil {
+		j.log.Error("job failed to start", "error", err)
+		j.setState(StateFailed, err.Error())
+		return
+	}
+	j.setState(StateRunning, "")
+	j.log.Info("job running", "tasks", len(tasks))
+	stopSampler := j.pressure.start(tasks)
+	err = runTasks(ctx, cancel, tasks)
+	stopSampler()
+	j.mu.Lock()
+	cancelled := j.cancelled
+	j.mu.Unlock()
+	switch {
+	case cancelled:
+		j.setState(StateCanceled, "")
+		j.log.Info("job canceled")
+	case err != nil:
+		j.setState(StateFailing, err.Error())
+		j.setState(StateFailed, "")
+		j.log.Error("job failed", "error", err)
+	default:
+		j.setState(StateFinished, "")
+		j.log.Info("job finished")
+	}
+}
+
+// runTasks runs every task in its own goroutine; the first failure cancels
+// the others. It returns that failure.
+func runTasks(ctx context.Context, cancel context.CancelFunc, tasks []*task) error {
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for _, t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := t.run(ctx); err != nil && ctx.Err() == nil {
+				once.Do(func() { firstErr = fmt.Errorf("task %s: %w", t.name, err); cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// cancel stops the job and waits until its tasks have stopped.
+func (j *job) cancel(ctx context.Context) error {
+	j.mu.Lock()
+	if j.st.Terminal() {
+		j.mu.Unlock()
+		return ErrFinished
+	}
+	j.cancelled = true
+	j.st = StateCancelling
+	cancelRun := j.cancelRun
+	j.mu.Unlock()
+	if cancelRun != nil {
+		cancelRun()
+	}
+	wait, stop := context.WithTimeout(ctx, shutdownGrace)
+	defer stop()
+	select {
+	case <-j.done:
+		return nil
+	case <-wait.Done():
+		return errors.New("job did not stop in time")
+	}
+}
+
+// info snapshots the job for the API.
+func (j *job) info() JobInfo {
+	j.mu.Lock()
+	info := JobInfo{ID: j.id, Name: j.plan.job.Name, State: j.st, Created: j.created, Failure: j.failure}
+	if !j.ended.IsZero() {
+		ended := j.ended
+		info.Ended = &ended
+	}
+	j.mu.Unlock()
+	for _, v := range j.plan.vertices {
+		vi := VertexInfo{ID: v.id, Kind: v.kind, Parallelism: v.parallelism, Task: j.taskName(v)}
+		for _, c := range j.counters[v.id] {
+			vi.RecordsIn += c.in.Load()
+			vi.RecordsOut += c.out.Load()
+			vi.UDFErrors += c.udfErrors.Load()
+			vi.Skipped += c.skipped.Load()
+			vi.DeadLettered += c.deadLettered.Load()
+		}
+		vi.Backpressure = j.pressure.ratio(j.taskName(v))
+		info.Vertices = append(info.Vertices, vi)
+	}
+	return info
+}
+
+// taskName names the task a vertex runs in: its chain's head.
+func (j *job) taskName(v *vertex) string {
+	for len(v.in) == 1 && v.in[0].chained() {
+		v = v.in[0].from
+	}
+	return v.id
+}

@@ -1,0 +1,313 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// errNoField reports a JSON value without the requested top-level field.
+var errNoField = errors.New("field not found")
+
+// jsonField finds the top-level field name in the JSON object data without
+// decoding the rest, and returns its value: a string's unescaped contents
+// (appended to scratch when it has escapes, else a view of data), or the raw
+// text of any other value. It is how the host reads key_by.field and
+// timestamp.field without a UDF, so it never allocates for plain strings and
+// numbers.
+func jsonField(data []byte, name string, scratch []byte) (value []byte, isString bool, err error) {
+	s := jsonScanner{data: data}
+	s.space()
+	if !s.consume('{') {
+		return nil, false, s.fail("want a JSON object")
+	}
+	s.space()
+	if s.consume('}') {
+		return nil, false, errNoField
+	}
+	for {
+		s.space()
+		key, escaped, err := s.stringRaw()
+		if err != nil {
+			return nil, false, err
+		}
+		s.space()
+		if !s.consume(':') {
+			return nil, false, s.fail("want ':'")
+		}
+		s.space()
+		match := !escaped && string(key) == name
+		if escaped && !match {
+			unq, uerr := unescape(key, scratch[:0])
+			if uerr != nil {
+				return nil, false, uerr
+			}
+			match = string(unq) == name
+		}
+		if match {
+			if s.peek() == '"' {
+				raw, esc, err := s.stringRaw()
+				if err != nil {
+					return nil, false, err
+				}
+				if !esc {
+					return raw, true, nil
+				}
+				v, err := unescape(raw, scratch[:0])
+				return v, true, err
+			}
+			start := s.pos
+			if err := s.skipValue(0); err != nil {
+				return nil, false, err
+			}
+			return data[start:s.pos], false, nil
+		}
+		if err := s.skipValue(0); err != nil {
+			return nil, false, err
+		}
+		s.space()
+		if s.consume(',') {
+			continue
+		}
+		if s.consume('}') {
+			return nil, false, errNoField
+		}
+		return nil, false, s.fail("want ',' or '}'")
+	}
+}
+
+const maxJSONDepth = 512
+
+type jsonScanner struct {
+	data []byte
+	pos  int
+}
+
+func (s *jsonScanner) fail(msg string) error {
+	return fmt.Errorf("invalid JSON at byte %d: %s", s.pos, msg)
+}
+
+func (s *jsonScanner) peek() byte {
+	if s.pos < len(s.data) {
+		return s.data[s.pos]
+	}
+	return 0
+}
+
+func (s *jsonScanner) consume(c byte) bool {
+	if s.pos < len(s.data) && s.data[s.pos] == c {
+		s.pos++
+		return true
+	}
+	return false
+}
+
+func (s *jsonScanner) space() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// stringRaw reads a string and returns its raw contents between the quotes.
+func (s *jsonScanner) stringRaw() (raw []byte, escaped bool, err error) {
+	if !s.consume('"') {
+		return nil, false, s.fail("want a string")
+	}
+	start := s.pos
+	for s.pos < len(s.data) {
+		switch c := s.data[s.pos]; {
+		case c == '"':
+			raw = s.data[start:s.pos]
+			s.pos++
+			return raw, escaped, nil
+		case c == '\\':
+			escaped = true
+			s.pos += 2
+		case c < 0x20:
+			return nil, false, s.fail("control character in string")
+		default:
+			s.pos++
+		}
+	}
+	return nil, false, s.fail("unterminated string")
+}
+
+func (s *jsonScanner) skipValue(depth int) error {
+	if depth > maxJSONDepth {
+		return s.fail("nested too deeply")
+	}
+	s.space()
+	switch c := s.peek(); {
+	case c == '"':
+		_, _, err := s.stringRaw()
+		return err
+	case c == '{' || c == '[':
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		s.pos++
+		s.space()
+		if s.consume(closing) {
+			return nil
+		}
+		for {
+			if c == '{' {
+				s.space()
+				if _, _, err := s.stringRaw(); err != nil {
+					return err
+				}
+				s.space()
+				if !s.consume(':') {
+					return s.fail("want ':'")
+				}
+			}
+			if err := s.skipValue(depth + 1); err != nil {
+				return err
+			}
+			s.space()
+			if s.consume(',') {
+				continue
+			}
+			if s.consume(closing) {
+				return nil
+			}
+			return s.fail("want ',' or a closing bracket")
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		for s.pos < len(s.data) && isNumberByte(s.data[s.pos]) {
+			s.pos++
+		}
+		return nil
+	default:
+		for _, lit := range [...]string{"true", "false", "null"} {
+			if len(s.data)-s.pos >= len(lit) && string(s.data[s.pos:s.pos+len(lit)]) == lit {
+				s.pos += len(lit)
+				return nil
+			}
+		}
+		return s.fail("want a JSON value")
+	}
+}
+
+// unescape decodes the escapes of a JSON string's raw contents into dst.
+func unescape(raw, dst []byte) ([]byte, error) {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		if i >= len(raw) {
+			return nil, errors.New("invalid JSON string escape")
+		}
+		switch raw[i] {
+		case '"', '\\', '/':
+			dst = append(dst, raw[i])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, n, err := hexRune(raw[i+1:])
+			if err != nil {
+				return nil, err
+			}
+			i += n
+			dst = utf8.AppendRune(dst, r)
+		default:
+			return nil, fmt.Errorf("invalid JSON string escape \\%c", raw[i])
+		}
+	}
+	return dst, nil
+}
+
+// hexRune decodes the 4 hex digits after \u, and a following low surrogate
+// escape when the first is a high surrogate. n is the bytes consumed.
+func hexRune(b []byte) (r rune, n int, err error) {
+	one := func(b []byte) (rune, error) {
+		if len(b) < 4 {
+			return 0, errors.New("short \\u escape")
+		}
+		v, err := strconv.ParseUint(string(b[:4]), 16, 16)
+		if err != nil {
+			return 0, errors.New("invalid \\u escape")
+		}
+		return rune(v), nil
+	}
+	r, err = one(b)
+	if err != nil {
+		return 0, 0, err
+	}
+	if r >= 0xD800 && r < 0xDC00 && len(b) >= 10 && b[4] == '\\' && b[5] == 'u' {
+		lo, err := one(b[6:])
+		if err == nil && lo >= 0xDC00 && lo < 0xE000 {
+			return (r-0xD800)<<10 + (lo - 0xDC00) + 0x10000, 10, nil
+		}
+	}
+	if r >= 0xD800 && r < 0xE000 {
+		r = utf8.RuneError
+	}
+	return r, 4, nil
+}
+
+// parseTimestamp reads an event time in milliseconds from a JSON field value:
+// an integer number of milliseconds (a fraction is truncated), or an RFC 3339
+// string.
+func parseTimestamp(v []byte, isString bool) (int64, error) {
+	if isString {
+		t, err := time.Parse(time.RFC3339Nano, string(v))
+		if err != nil {
+			return 0, fmt.Errorf("timestamp %q: want milliseconds or RFC 3339", v)
+		}
+		return t.UnixMilli(), nil
+	}
+	if n, ok := parseInt(v); ok {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f != f || f > 9.2e18 || f < -9.2e18 {
+		return 0, fmt.Errorf("timestamp %s: want milliseconds or RFC 3339", v)
+	}
+	return int64(f), nil
+}
+
+// parseInt parses a decimal integer without allocating; ok is false for
+// anything else, including overflow.
+func parseInt(b []byte) (n int64, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}

@@ -1,0 +1,155 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestJSONField(t *testing.T) {
+	tests := []struct {
+		data     string
+		field    string
+		want     string
+		isString bool
+		err      bool
+		missing  bool
+	}{
+		{data: `{"user":"u1","ts":5}`, field: "user", want: "u1", isString: true},
+		{data: `{"user":"u1","ts":5}`, field: "ts", want: "5"},
+		{data: ` { "a" : [1, {"user": "x"}], "user" : "deep\"er" } `, field: "user", want: `deep"er`, isString: true},
+		{data: `{"n":-1.5e3,"b":true,"z":null,"o":{"k":[]},"s":"\u00e9\ud83d\ude00"}`, field: "s", want: "é😀", isString: true},
+		{data: `{"n":-1.5e3}`, field: "n", want: "-1.5e3"},
+		{data: `{"o":{"k":[1,2]}}`, field: "o", want: `{"k":[1,2]}`},
+		{data: `{"us\u0065r":"escaped key"}`, field: "user", want: "escaped key", isString: true},
+		{data: `{}`, field: "user", missing: true},
+		{data: `{"other":1}`, field: "user", missing: true},
+		{data: `[1]`, field: "user", err: true},
+		{data: `{"user":`, field: "user", err: true},
+		{data: `{"a":"unterminated}`, field: "user", err: true},
+		{data: `not json`, field: "user", err: true},
+		{data: ``, field: "user", err: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.data, func(t *testing.T) {
+			got, isString, err := jsonField([]byte(tt.data), tt.field, nil)
+			switch {
+			case tt.missing:
+				if !errors.Is(err, errNoField) {
+					t.Fatalf("err %v, want errNoField", err)
+				}
+			case tt.err:
+				if err == nil || errors.Is(err, errNoField) {
+					t.Fatalf("err %v, want a syntax error", err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case string(got) != tt.want || isString != tt.isString:
+				t.Fatalf("got %q (string %v), want %q (string %v)", got, isString, tt.want, tt.isString)
+			}
+		})
+	}
+}
+
+func TestParseTimestamp(t *testing.T) {
+	tests := []struct {
+		v        string
+		isString bool
+		want     int64
+		err      bool
+	}{
+		{v: "1700000000000", want: 1700000000000},
+		{v: "-5", want: -5},
+		{v: "1700000000000.9", want: 1700000000000},
+		{v: "1.7e12", want: 1700000000000},
+		{v: "2023-11-14T22:13:20Z", isString: true, want: 1700000000000},
+		{v: "2023-11-14T23:13:20.5+01:00", isString: true, want: 1700000000500},
+		{v: "yesterday", isString: true, err: true},
+		{v: "true", err: true},
+	}
+	for _, tt := range tests {
+		got, err := parseTimestamp([]byte(tt.v), tt.isString)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("parseTimestamp(%q) = %d, %v; want %d, err %v", tt.v, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestJSONFieldAllocatesNothingForPlainValues(t *testing.T) {
+	data := []byte(`{"page":"/p1","user":"u42","amount":17,"ts":1700000000000}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		v, s, err := jsonField(data, "ts", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parseTimestamp(v, s); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := jsonField(data, "user", nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations", allocs)
+	}
+}
+
+// FuzzJSONField checks the scanner against encoding/json: for any valid
+// UTF-8 object, the first top-level "user" field reads the same.
+func FuzzJSONField(f *testing.F) {
+	for _, s := range []string{`{"user":"u1","ts":5}`, `{"a":{"user":[1,"x"]},"user":"\n\u0041"}`, `{"user":1e3}`, `{}`, `[`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !utf8.Valid(data) || !json.Valid(data) {
+			return
+		}
+		raw, found, isObject := firstField(data, "user")
+		if !isObject {
+			return
+		}
+		got, isString, err := jsonField(data, "user", nil)
+		if !found {
+			if err == nil {
+				t.Fatalf("found %q in an object without the field", got)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("valid object %q: %v", data, err)
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if !isString || string(got) != s {
+				t.Fatalf("string field: got %q, want %q", got, s)
+			}
+		} else if isString {
+			t.Fatalf("%q read as a string", raw)
+		}
+	})
+}
+
+// firstField finds the first top-level field name of a JSON object with
+// encoding/json's tokenizer.
+func firstField(data []byte, name string) (raw json.RawMessage, found, isObject bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false, false
+		}
+		if tok == name {
+			return v, true, true
+		}
+	}
+	return nil, false, true
+}

@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/spec"
+)
+
+// Config wires a Manager to the platform's parts.
+type Config struct {
+	// DataDir holds uploaded modules.
+	DataDir string
+	// Host compiles and runs modules.
+	Host *host.Host
+	// JetStream serves JetStream sources, sinks and dead letters.
+	JetStream jetstream.JetStream
+	Logger    *slog.Logger
+}
+
+// Manager keeps the uploaded modules and runs jobs. Its methods are what the
+// HTTP API calls.
+type Manager struct {
+	cfg Config
+	log *slog.Logger
+
+	mu      sync.Mutex
+	modules map[string]*moduleEntry
+	jobs    map[string]*job
+	closed  bool
+}
+
+// NewManager loads the modules stored under cfg.DataDir.
+func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, jobs: map[string]*job{}}
+	if err := m.loadModules(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// SubmitJob parses a job spec (JSON or YAML), checks it against the uploaded
+// modules and starts it.
+func (m *Manager) SubmitJob(ctx context.Context, data []byte) (JobInfo, error) {
+	js, err := spec.Parse(data)
+	if err != nil {
+		return JobInfo{}, err
+	}
+	p, err := buildPlan(js, m.lookupModule)
+	if err != nil {
+		return JobInfo{}, err
+	}
+	if err := m.checkConnectors(ctx, p); err != nil {
+		return JobInfo{}, err
+	}
+	j := newJob(newJobID(), p, m)
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return JobInfo{}, fmt.Errorf("platform is shutting down")
+	}
+	m.jobs[j.id] = j
+	m.mu.Unlock()
+	j.start()
+	return j.info(), nil
+}
+
+// checkConnectors makes sure the job's JetStream parts can work before it
+// starts: JetStream is reachable and the source streams exist.
+func (m *Manager) checkConnectors(ctx context.Context, p *plan) error {
+	for i, s := range p.job.Sources {
+		if s.JetStream == nil {
+			continue
+		}
+		if m.cfg.JetStream == nil {
+			return fmt.Errorf("%w: sources[%d].jetstream: no NATS connection", ErrInvalidJob, i)
+		}
+		if _, err := m.cfg.JetStream.Stream(ctx, s.JetStream.Stream); err != nil {
+			return fmt.Errorf("%w: sources[%d].jetstream.stream: %q: %v", ErrInvalidJob, i, s.JetStream.Stream, err)
+		}
+	}
+	for i, s := range p.job.Sinks {
+		if s.JetStream == nil {
+			continue
+		}
+		if m.cfg.JetStream == nil {
+			return fmt.Errorf("%w: sinks[%d].jetstream: no NATS connection", ErrInvalidJob, i)
+		}
+		if _, err := m.cfg.JetStream.StreamNameBySubject(ctx, s.JetStream.Subject); err != nil {
+			return fmt.Errorf("%w: sinks[%d].jetstream.subject: no stream captures %q: %v", ErrInvalidJob, i, s.JetStream.Subject, err)
+		}
+	}
+	if p.job.OnUDFError == onErrorDeadLetter {
+		if m.cfg.JetStream == nil {
+			return fmt.Errorf("%w: dead_letter_subject: no NATS connection", ErrInvalidJob)
+		}
+		if _, err := m.cfg.JetStream.StreamNameBySubject(ctx, p.job.DeadLetter); err != nil {
+			return fmt.Errorf("%w: dead_letter_subject: no stream captures %q: %v", ErrInvalidJob, p.job.DeadLetter, err)
+		}
+	}
+	return nil
+}
+
+func newJobID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ListJobs lists the jobs by creation time.
+func (m *Manager) ListJobs(context.Context) ([]JobInfo, error) {
+	m.mu.Lock()
+	jobs := make([]*job, 0, len(m.jobs))
+	for _, j := range m.jobs {
+		jobs = append(jobs, j)
+	}
+	m.mu.Unlock()
+	sort.Slice(jobs, func(a, b int) bool {
+		if !jobs[a].created.Equal(jobs[b].created) {
+			return jobs[a].created.Before(jobs[b].created)
+		}
+		return jobs[a].id < jobs[b].id
+	})
+	out := make([]JobInfo, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.info()
+	}
+	return out, nil
+}
+
+// GetJob returns one job's state and vertices.
+func (m *Manager) GetJob(_ context.Context, id string) (JobInfo, error) {
+	j, ok := m.job(id)
+	if !ok {
+		return JobInfo{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	return j.info(), nil
+}
+
+// CancelJob cancels a job and waits for its tasks to stop.
+func (m *Manager) CancelJob(ctx context.Context, id string) (JobInfo, error) {
+	j, ok := m.job(id)
+	if !ok {
+		return JobInfo{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if err := j.cancel(ctx); err != nil {
+		return j.info(), err
+	}
+	return j.info(), nil
+}
+
+// WaitJob blocks until the job reaches a terminal state or ctx is done.
+func (m *Manager) WaitJob(ctx context.Context, id string) (JobInfo, error) {
+	j, ok := m.job(id)
+	if !ok {
+		return JobInfo{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	select {
+	case <-j.done:
+		return j.info(), nil
+	case <-ctx.Done():
+		return j.info(), ctx.Err()
+	}
+}
+
+func (m *Manager) job(id string) (*job, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, ok := m.jobs[id]
+	return j, ok
+}
+
+// Close cancels every running job and waits for them, up to ctx.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	jobs := make([]*job, 0, len(m.jobs))
+	for _, j := range m.jobs {
+		jobs = append(jobs, j)
+	}
+	m.mu.Unlock()
+	for _, j := range jobs {
+		if err := j.cancel(ctx); err != nil && err != ErrFinished {
+			return err
+		}
+	}
+	return nil
+}
+
+// shutdownGrace bounds how long a cancelled task may take to stop.
+const shutdownGrace = 30 * time.Second

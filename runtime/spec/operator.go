@@ -1,0 +1,79 @@
+package spec
+
+// Operator is one transformation. Exactly one of Map, Filter, FlatMap,
+// Aggregate, Reduce, ProcessWindow, Process and Join is set; Kind names it.
+type Operator struct {
+	ID    string `json:"id"`
+	Input string `json:"input,omitempty"` // empty for a join
+	// Parallelism defaults to the job's.
+	Parallelism     int          `json:"parallelism"`
+	KeyBy           *KeyBy       `json:"key_by,omitempty"`
+	Map             *FunctionRef `json:"map,omitempty"`
+	Filter          *FunctionRef `json:"filter,omitempty"`
+	FlatMap         *FunctionRef `json:"flat_map,omitempty"`
+	Window          *Window      `json:"window,omitempty"`
+	WindowAll       *Window      `json:"window_all,omitempty"`
+	Aggregate       *Aggregate   `json:"aggregate,omitempty"`
+	Reduce          *FunctionRef `json:"reduce,omitempty"`
+	ProcessWindow   *FunctionRef `json:"process_window,omitempty"`
+	Process         *FunctionRef `json:"process,omitempty"`
+	Join            *Join        `json:"join,omitempty"`
+	AllowedLateness Duration     `json:"allowed_lateness,omitzero"`
+	LateOutput      string       `json:"late_output,omitempty"` // a sink without input
+}
+
+// KeyBy selects the key: a JSON field of the value, or a key function.
+type KeyBy struct {
+	Field    string `json:"field,omitempty"`
+	Module   string `json:"module,omitempty"`
+	Function string `json:"function,omitempty"`
+}
+
+// Window assigns records to windows. Type says which fields apply:
+// tumbling {Size, Offset}, sliding {Size, Slide, Offset},
+// session {Gap or GapFunction}, count {Count, CountSlide}.
+type Window struct {
+	Type   string   `json:"type"` // tumbling | sliding | session | count
+	Size   Duration `json:"size,omitzero"`
+	Slide  Duration `json:"slide,omitzero"`
+	Offset Duration `json:"offset,omitzero"`
+	Gap    Duration `json:"gap,omitzero"`
+	// GapFunction gives a dynamic session gap.
+	GapFunction *FunctionRef `json:"gap_function,omitempty"`
+	// Count is the records in a count window; CountSlide, when set, slides it.
+	Count      int64 `json:"count,omitzero"`
+	CountSlide int64 `json:"count_slide,omitzero"`
+}
+
+// Aggregate is a built-in or UDF window aggregate.
+type Aggregate struct {
+	Builtin  string `json:"builtin,omitempty"` // count | sum | min | max | avg
+	Field    string `json:"field,omitempty"`   // the JSON number field of sum, min, max, avg
+	Module   string `json:"module,omitempty"`
+	Function string `json:"function,omitempty"`
+}
+
+// JoinSide is one input of a join.
+type JoinSide struct {
+	Input string `json:"input"`
+	KeyBy KeyBy  `json:"key_by"`
+}
+
+// Interval bounds an interval join relative to the left record's timestamp.
+type Interval struct {
+	Lower          Duration `json:"lower"`
+	Upper          Duration `json:"upper"`
+	LowerExclusive bool     `json:"lower_exclusive,omitzero"`
+	UpperExclusive bool     `json:"upper_exclusive,omitzero"`
+}
+
+// Join joins two keyed inputs over a window or an interval. Without Function
+// or CoGroup it emits the built-in pairs.
+type Join struct {
+	Left     JoinSide     `json:"left"`
+	Right    JoinSide     `json:"right"`
+	Window   *Window      `json:"window,omitempty"`
+	Interval *Interval    `json:"interval,omitempty"`
+	Function *FunctionRef `json:"function,omitempty"`
+	CoGroup  *FunctionRef `json:"co_group,omitempty"`
+}

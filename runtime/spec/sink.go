@@ -1,0 +1,20 @@
+package spec
+
+// Sink is one output of the job. A sink without Input receives the side
+// output of the operators whose late_output names it.
+type Sink struct {
+	ID    string `json:"id"`
+	Input string `json:"input,omitempty"`
+	// Parallelism defaults to the job's.
+	Parallelism int     `json:"parallelism"`
+	JetStream   *JSSink `json:"jetstream,omitempty"`
+	// Discard counts the records and drops them (benchmarks and tests).
+	Discard bool `json:"discard,omitempty"`
+}
+
+// JSSink publishes to a JetStream subject.
+type JSSink struct {
+	Subject string `json:"subject"`
+	// MaxInFlight bounds unacknowledged publishes; default 4096.
+	MaxInFlight int `json:"max_in_flight" default:"4096"`
+}

@@ -1,0 +1,48 @@
+package spec
+
+// Source is one input of the job. Exactly one of JetStream and Generator is set.
+type Source struct {
+	ID string `json:"id"`
+	// Parallelism defaults to the job's.
+	Parallelism int        `json:"parallelism"`
+	JetStream   *JSSource  `json:"jetstream,omitempty"`
+	Generator   *Generator `json:"generator,omitempty"`
+	Timestamp   *Timestamp `json:"timestamp,omitempty"`
+	Watermark   *Watermark `json:"watermark,omitempty"`
+}
+
+// JSSource reads a JetStream stream.
+type JSSource struct {
+	Stream string `json:"stream"`
+	// Subjects filter the stream; none: every subject.
+	Subjects []string `json:"subjects,omitempty"`
+	// Bounded ends the source at the last sequence present when the job starts.
+	Bounded bool `json:"bounded,omitzero"`
+}
+
+// Generator produces records without NATS.
+type Generator struct {
+	Kind  string `json:"kind"`                // sequence | clicks | text | nexmark
+	Rate  int    `json:"rate,omitzero"`       // records per second; 0: as fast as possible
+	Count int64  `json:"count,omitzero"`      // 0: unbounded
+	Keys  int    `json:"keys" default:"1000"` // distinct keys
+}
+
+// Timestamp says where a record's event time comes from: a JSON field, a
+// function, or (neither set) the message's stored time.
+type Timestamp struct {
+	Field    string       `json:"field,omitempty"` // milliseconds since the epoch
+	Function *FunctionRef `json:"function,omitempty"`
+}
+
+// Watermark is a source's watermark strategy.
+type Watermark struct {
+	Strategy          string   `json:"strategy"` // bounded_out_of_orderness | monotonous | none | punctuated
+	MaxOutOfOrderness Duration `json:"max_out_of_orderness,omitzero"`
+	IdleTimeout       Duration `json:"idle_timeout,omitzero"` // 0: never idle
+	// Interval is the period of watermark emission in processing time;
+	// 0 emits one after every record.
+	Interval Duration `json:"interval" default:"200ms"`
+	// Function extracts punctuated watermarks.
+	Function *FunctionRef `json:"function,omitempty"`
+}

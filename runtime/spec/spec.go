@@ -1,0 +1,73 @@
+// Package spec owns the job specification: its types, strict parsing from
+// JSON or YAML, defaults, and validation with errors that name the field path.
+// docs/JOBS.md is the user's reference.
+//
+// The `json` tag of a field is its name in the spec. A `default` tag holds the
+// YAML that stands in for the field when the spec leaves it out (or sets it to
+// null): `default:"{}"` makes an absent block present with its own defaults.
+package spec
+
+// Job is a parsed, defaulted and validated job specification.
+// After Parse, UDF, Restart and State are always set; Checkpoint is nil when
+// the job takes no checkpoints.
+type Job struct {
+	Name           string        `json:"name"`
+	Parallelism    int           `json:"parallelism" default:"1"`
+	MaxParallelism int           `json:"max_parallelism" default:"128"`
+	Time           string        `json:"time" default:"event"` // event | processing | ingestion
+	BufferTimeout  Duration      `json:"buffer_timeout" default:"100ms"`
+	Checkpoint     *Checkpoint   `json:"checkpoint,omitempty"`
+	Restart        *Restart      `json:"restart,omitempty" default:"{}"`
+	OnUDFError     string        `json:"on_udf_error" default:"fail"` // fail | skip | dead_letter
+	DeadLetter     string        `json:"dead_letter_subject,omitempty"`
+	UDF            UDFLimits     `json:"udf" default:"{}"`
+	State          *StateBackend `json:"state,omitempty" default:"{}"`
+	Sources        []Source      `json:"sources"`
+	Operators      []Operator    `json:"operators,omitempty"`
+	Sinks          []Sink        `json:"sinks"`
+}
+
+// UDFLimits are the sandbox limits for every Wasm instance of the job.
+type UDFLimits struct {
+	// MemoryLimit is the largest linear memory of one instance, in bytes
+	// (a multiple of 64 KiB, at most 4 GiB); default 64 MiB.
+	MemoryLimit int64 `json:"memory_limit" default:"67108864"`
+	// CallTimeout is the deadline of one call into a module; default 10s.
+	CallTimeout Duration `json:"call_timeout" default:"10s"`
+	// BatchSize is the most records passed in one call; default 1024.
+	BatchSize int `json:"batch_size" default:"1024"`
+}
+
+// Checkpoint configures periodic checkpoints.
+type Checkpoint struct {
+	Interval  Duration `json:"interval"`
+	Mode      string   `json:"mode" default:"exactly_once"` // exactly_once | at_least_once
+	Unaligned bool     `json:"unaligned,omitzero"`
+	Timeout   Duration `json:"timeout" default:"10m"`
+	MinPause  Duration `json:"min_pause,omitzero"`
+	Retain    int      `json:"retain" default:"3"`
+}
+
+// Restart is the restart strategy.
+type Restart struct {
+	Strategy string `json:"strategy" default:"none"` // none | fixed_delay | exponential
+	// MaxAttempts bounds the restarts; 0: no bound.
+	MaxAttempts int `json:"max_attempts,omitzero"`
+	// Delay is the wait before a restart (the first one for exponential).
+	Delay Duration `json:"delay" default:"1s"`
+	// MaxDelay caps the doubling delay of the exponential strategy.
+	MaxDelay Duration `json:"max_delay" default:"5m"`
+}
+
+// StateBackend chooses where keyed state lives.
+type StateBackend struct {
+	Backend string `json:"backend" default:"memory"` // memory | pebble
+	// Budget bounds the job's state memory in bytes; 0: the worker's budget.
+	Budget int64 `json:"budget,omitzero"`
+}
+
+// FunctionRef names a function in an uploaded module.
+type FunctionRef struct {
+	Module   string `json:"module"` // "sha256:" and 64 lowercase hex digits
+	Function string `json:"function"`
+}

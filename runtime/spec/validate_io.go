@@ -1,0 +1,159 @@
+package spec
+
+import "fmt"
+
+// ids checks every vertex id and indexes the first declaration of each,
+// before any input is resolved.
+func (v *validator) ids() {
+	j := v.job
+	if len(j.Sources) == 0 {
+		v.fail("sources", "at least one source is required")
+	}
+	if len(j.Sinks) == 0 {
+		v.fail("sinks", "at least one sink is required")
+	}
+	id := func(kind string, index int, id string) {
+		x := vertex{kind, index}
+		path := x.path() + ".id"
+		switch first, dup := v.vertices[id]; {
+		case id == "":
+			v.fail(path, "required")
+		case !isIdentifier(id):
+			v.fail(path, "want letters, digits, '-', '_' and '.', got %q", id)
+		case dup:
+			v.fail(path, "duplicate id %q, first at %s", id, first.path())
+		default:
+			v.vertices[id] = x
+		}
+	}
+	for i := range j.Sources {
+		id(KindSource, i, j.Sources[i].ID)
+	}
+	for i := range j.Operators {
+		id(KindOperator, i, j.Operators[i].ID)
+	}
+	for i := range j.Sinks {
+		id(KindSink, i, j.Sinks[i].ID)
+	}
+}
+
+// input checks that id names a source or an operator.
+func (v *validator) input(path, id string) {
+	if id == "" {
+		v.fail(path, "required")
+		return
+	}
+	switch x, ok := v.vertices[id]; {
+	case !ok:
+		v.fail(path, "no source or operator has id %q", id)
+	case x.kind == KindSink:
+		v.fail(path, "%q is a sink; an input is a source or an operator", id)
+	}
+}
+
+func (v *validator) source(p string, s *Source) {
+	v.parallelism(p+".parallelism", s.Parallelism)
+	switch {
+	case s.JetStream != nil && s.Generator != nil:
+		v.fail(p, "set jetstream or generator, not both")
+	case s.JetStream == nil && s.Generator == nil:
+		v.fail(p, "set jetstream or generator")
+	}
+	if js := s.JetStream; js != nil {
+		if msg := streamProblem(js.Stream); msg != "" {
+			v.fail(p+".jetstream.stream", "%s", msg)
+		}
+		for i, subj := range js.Subjects {
+			if msg := subjectProblem(subj, true); msg != "" {
+				v.fail(fmt.Sprintf("%s.jetstream.subjects[%d]", p, i), "%s", msg)
+			}
+		}
+	}
+	if g := s.Generator; g != nil {
+		v.oneOf(p+".generator.kind", g.Kind, "sequence", "clicks", "text", "nexmark")
+		if g.Rate < 0 {
+			v.fail(p+".generator.rate", "must not be negative, got %d", g.Rate)
+		}
+		if g.Count < 0 {
+			v.fail(p+".generator.count", "must not be negative, got %d", g.Count)
+		}
+		if g.Keys < 1 {
+			v.fail(p+".generator.keys", "must be at least 1, got %d", g.Keys)
+		}
+	}
+	if ts := s.Timestamp; ts != nil {
+		switch {
+		case ts.Field != "" && ts.Function != nil:
+			v.fail(p+".timestamp", "set field or function, not both")
+		case ts.Function != nil:
+			v.functionRef(p+".timestamp.function", ts.Function)
+		}
+	}
+	if s.Watermark != nil {
+		v.watermark(p+".watermark", s.Watermark)
+	}
+}
+
+func (v *validator) watermark(p string, w *Watermark) {
+	v.oneOf(p+".strategy", w.Strategy, "bounded_out_of_orderness", "monotonous", "none", "punctuated")
+	v.notNegative(p+".max_out_of_orderness", w.MaxOutOfOrderness)
+	if w.MaxOutOfOrderness.Duration > 0 && w.Strategy != "bounded_out_of_orderness" {
+		v.fail(p+".max_out_of_orderness", "only used by the bounded_out_of_orderness strategy")
+	}
+	v.notNegative(p+".idle_timeout", w.IdleTimeout)
+	v.notNegative(p+".interval", w.Interval)
+	switch {
+	case w.Strategy == "punctuated" && w.Function == nil:
+		v.fail(p+".function", "required by the punctuated strategy")
+	case w.Strategy != "punctuated" && w.Function != nil:
+		v.fail(p+".function", "only used by the punctuated strategy")
+	case w.Function != nil:
+		v.functionRef(p+".function", w.Function)
+	}
+}
+
+// sinks checks the sinks, and that the sinks without input and the
+// operators' late outputs name each other.
+func (v *validator) sinks() {
+	named := map[string]bool{}
+	for _, op := range v.job.Operators {
+		named[op.LateOutput] = true
+	}
+	for i := range v.job.Sinks {
+		s := &v.job.Sinks[i]
+		p := fmt.Sprintf("sinks[%d]", i)
+		v.parallelism(p+".parallelism", s.Parallelism)
+		switch {
+		case s.Input != "":
+			v.input(p+".input", s.Input)
+		case s.ID != "" && !named[s.ID]:
+			v.fail(p+".input", "required unless an operator's late_output names this sink")
+		}
+		switch {
+		case s.JetStream != nil && s.Discard:
+			v.fail(p, "set jetstream or discard, not both")
+		case s.JetStream == nil && !s.Discard:
+			v.fail(p, "set jetstream or discard")
+		}
+		if js := s.JetStream; js != nil {
+			if msg := subjectProblem(js.Subject, false); msg != "" {
+				v.fail(p+".jetstream.subject", "%s", msg)
+			}
+			if js.MaxInFlight < 1 {
+				v.fail(p+".jetstream.max_in_flight", "must be at least 1, got %d", js.MaxInFlight)
+			}
+		}
+	}
+}
+
+// lateOutput checks that an operator's late_output names a sink without input.
+func (v *validator) lateOutput(path, id string) {
+	switch x, ok := v.vertices[id]; {
+	case !ok:
+		v.fail(path, "no sink has id %q", id)
+	case x.kind != KindSink:
+		v.fail(path, "%q is not a sink", id)
+	case v.job.Sinks[x.index].Input != "":
+		v.fail(path, "sink %q has an input; a late_output sink has none", id)
+	}
+}

@@ -1,0 +1,21 @@
+;; Test module whose functions break the ABI's output rules on purpose, one
+;; rule each, answering any input with a fixed output frame.
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "\7b\22\61\62\69\22\3a\31\2c\22\66\75\6e\63\74\69\6f\6e\73\22\3a\5b\7b\22\6e\61\6d\65\22\3a\22\74\77\69\63\65\22\2c\22\6b\69\6e\64\22\3a\22\6d\61\70\22\7d\2c\7b\22\6e\61\6d\65\22\3a\22\65\72\72\61\66\74\65\72\22\2c\22\6b\69\6e\64\22\3a\22\6d\61\70\22\7d\2c\7b\22\6e\61\6d\65\22\3a\22\73\69\6c\65\6e\74\22\2c\22\6b\69\6e\64\22\3a\22\6d\61\70\22\7d\2c\7b\22\6e\61\6d\65\22\3a\22\62\61\64\74\61\67\22\2c\22\6b\69\6e\64\22\3a\22\66\69\6c\74\65\72\22\7d\2c\7b\22\6e\61\6d\65\22\3a\22\66\72\61\6d\65\65\72\72\22\2c\22\6b\69\6e\64\22\3a\22\6d\61\70\22\7d\2c\7b\22\6e\61\6d\65\22\3a\22\6f\75\74\73\69\64\65\22\2c\22\6b\69\6e\64\22\3a\22\6d\61\70\22\7d\5d\7d")
+  (data (i32.const 1256) "\02\00\00\00\01\00\00\00\00\00\01\00\00\00\61\01\00\00\00\00\00\01\00\00\00\62")
+  (data (i32.const 1298) "\02\00\00\00\01\00\00\00\00\00\01\00\00\00\61\02\00\00\00\00\02\00\00\00\6e\6f")
+  (data (i32.const 1340) "\00\00\00\00")
+  (data (i32.const 1360) "\01\00\00\00\04\00\00\00\00\01\00\00\00\6b")
+  (data (i32.const 1390) "\01\00\00\00\02\ff\ff\ff\ff\04\00\00\00\62\6f\6f\6d")
+  (func (export "platform_abi_version") (result i32) (i32.const 1))
+  (func (export "platform_alloc") (param i32) (result i32) (i32.const 8192))
+  (func (export "platform_describe") (result i64) (i64.const 4398046511320))
+  (func (export "platform_call") (param $fn i32) (param i32) (param i32) (result i64)
+    (if (i32.eq (local.get $fn) (i32.const 0)) (then (return (i64.const 5394478923802))))
+    (if (i32.eq (local.get $fn) (i32.const 1)) (then (return (i64.const 5574867550234))))
+    (if (i32.eq (local.get $fn) (i32.const 2)) (then (return (i64.const 5755256176644))))
+    (if (i32.eq (local.get $fn) (i32.const 3)) (then (return (i64.const 5841155522574))))
+    (if (i32.eq (local.get $fn) (i32.const 4)) (then (return (i64.const 5970004541457))))
+    (if (i32.eq (local.get $fn) (i32.const 5)) (then (return (i64.const 18446462598732840976))))
+    (unreachable)))

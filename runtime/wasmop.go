@@ -1,0 +1,222 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/host"
+)
+
+// caller runs one function of a module over a frame; host.Pool is the real
+// one.
+type caller interface {
+	Call(ctx context.Context, fn int, frame []byte) ([]byte, error)
+	Close(ctx context.Context) error
+}
+
+// wasmOp runs a record function (map, filter, flat_map, key, timestamp) of a
+// module over batches. Outputs alias the input records and guest memory, so
+// they are passed on before the next call into the module.
+type wasmOp struct {
+	kind      abi.Kind
+	module    string
+	function  string
+	fn        int
+	pool      caller
+	batchSize int
+	policy    *errorPolicy
+	next      stage
+
+	frame   []byte
+	reader  abi.OutputReader
+	entry   abi.Entry
+	out     []abi.Record
+	headers []abi.Header
+}
+
+func (o *wasmOp) process(ctx context.Context, recs []abi.Record) error {
+	for len(recs) > 0 {
+		n := min(len(recs), o.batchSize)
+		if err := o.processChunk(ctx, recs[:n]); err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+func (o *wasmOp) processChunk(ctx context.Context, recs []abi.Record) error {
+	err := o.call(ctx, recs)
+	if err == nil {
+		return o.next.process(ctx, o.out)
+	}
+	var callErr *host.CallError
+	isCallErr := errors.As(err, &callErr)
+	if !isCallErr && !errors.Is(err, abi.ErrMalformedFrame) {
+		return err
+	}
+	if o.policy.mode == onErrorFail || len(recs) == 1 {
+		if len(recs) == 1 || !isCallErr {
+			return o.policy.recordFailed(ctx, &recs[0], err)
+		}
+		return fmt.Errorf("operator[%s]: %w", o.policy.vertex, err)
+	}
+	// The call failed as a whole (a trap, a deadline, a bad frame): run the
+	// records one by one to find the poison ones, so that the others are
+	// neither lost nor duplicated.
+	for i := range recs {
+		if err := o.processChunk(ctx, recs[i:i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// call runs the function over recs and decodes its output into o.out,
+// applying the error policy to records the guest reports as failed.
+func (o *wasmOp) call(ctx context.Context, recs []abi.Record) error {
+	o.frame = abi.AppendInputHeader(o.frame[:0], uint32(len(recs)))
+	for i := range recs {
+		o.frame = abi.AppendRecord(o.frame, &recs[i])
+	}
+	outFrame, err := o.pool.Call(ctx, o.fn, o.frame)
+	if err != nil {
+		return err
+	}
+	if err := o.reader.Reset(outFrame, uint32(len(recs))); err != nil {
+		return o.badOutput(err)
+	}
+	o.out = o.out[:0]
+	o.headers = o.headers[:0]
+	var failed []int
+	last := -1
+	// An input's entries are consecutive. An error entry discards the
+	// input's other entries, before or after it.
+	indexStart, indexFailed, indexEntries, distinct := 0, false, 0, 0
+	onePerInput := o.kind != abi.KindFilter && o.kind != abi.KindFlatMap
+	for o.reader.Next(&o.entry) {
+		e := &o.entry
+		if e.Tag == abi.TagError && e.Index == abi.AllRecords {
+			return o.badOutput(fmt.Errorf("frame failed: %s", e.Message))
+		}
+		if int(e.Index) < last {
+			return o.badOutput(fmt.Errorf("entry for input %d after input %d", e.Index, last))
+		}
+		if int(e.Index) != last {
+			last, indexStart, indexFailed, indexEntries = int(e.Index), len(o.out), false, 0
+			distinct++
+		}
+		switch {
+		case e.Tag == abi.TagError:
+			if !indexFailed {
+				o.out = o.out[:indexStart]
+				failed = append(failed, last)
+				indexFailed = true
+			}
+		case !o.allowed(e.Tag):
+			return o.badOutput(fmt.Errorf("%s function wrote a %s entry", o.kind, tagName(e.Tag)))
+		case indexFailed:
+		default:
+			if indexEntries++; onePerInput && indexEntries > 1 {
+				return o.badOutput(fmt.Errorf("%s function wrote %d entries for input %d", o.kind, indexEntries, last))
+			}
+			o.out = append(o.out, o.merge(&recs[e.Index], e))
+		}
+	}
+	if err := o.reader.Err(); err != nil {
+		return o.badOutput(err)
+	}
+	if onePerInput && distinct != len(recs) {
+		return o.badOutput(fmt.Errorf("%s function answered %d of %d records", o.kind, distinct, len(recs)))
+	}
+	for _, i := range failed {
+		if err := o.policy.recordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: %s", o.module, o.function, o.reportedError(outFrame, i))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportedError finds the message of the error entry for input i. Errors are
+// rare, so it decodes the frame again rather than keeping messages around.
+func (o *wasmOp) reportedError(frame []byte, i int) string {
+	var r abi.OutputReader
+	var e abi.Entry
+	if r.Reset(frame, uint32(i+1)) != nil {
+		return "error"
+	}
+	for r.Next(&e) {
+		if e.Tag == abi.TagError && int(e.Index) == i {
+			return string(e.Message)
+		}
+	}
+	return "error"
+}
+
+func (o *wasmOp) badOutput(err error) error {
+	return &host.CallError{Module: o.module, Function: o.function, Kind: host.KindBadOutput, Err: err}
+}
+
+func (o *wasmOp) allowed(t abi.Tag) bool {
+	switch o.kind {
+	case abi.KindMap, abi.KindFlatMap:
+		return t == abi.TagRecord
+	case abi.KindFilter:
+		return t == abi.TagKeep
+	case abi.KindKey:
+		return t == abi.TagKey
+	case abi.KindTimestamp:
+		return t == abi.TagTimestamp
+	}
+	return false
+}
+
+// merge builds the output record of an entry: fields the entry does not set
+// are the input record's.
+func (o *wasmOp) merge(in *abi.Record, e *abi.Entry) abi.Record {
+	out := *in
+	switch e.Tag {
+	case abi.TagRecord:
+		out.Value = e.Value
+		if e.Flags&abi.HasKey != 0 {
+			out.Key = e.Key
+		}
+		if e.Flags&abi.HasTimestamp != 0 {
+			out.Timestamp = e.Timestamp
+		}
+		if e.Flags&abi.HasHeaders != 0 {
+			start := len(o.headers)
+			o.headers = append(o.headers, e.Headers...)
+			out.Headers = o.headers[start:len(o.headers):len(o.headers)]
+		}
+	case abi.TagKey:
+		out.Key = e.Key
+	case abi.TagTimestamp:
+		out.Timestamp = e.Timestamp
+	}
+	return out
+}
+
+func tagName(t abi.Tag) string {
+	switch t {
+	case abi.TagRecord:
+		return "record"
+	case abi.TagKeep:
+		return "keep"
+	case abi.TagKey:
+		return "key"
+	case abi.TagTimestamp:
+		return "timestamp"
+	case abi.TagError:
+		return "error"
+	}
+	return fmt.Sprintf("tag %d", t)
+}
+
+func (o *wasmOp) finish(ctx context.Context) error { return o.next.finish(ctx) }
+
+func (o *wasmOp) close(ctx context.Context) error {
+	return errors.Join(o.pool.Close(ctx), o.next.close(ctx))
+}

@@ -1,0 +1,2 @@
+// Package state holds keyed and operator state, key groups, TTL, backends and snapshots.
+package state

@@ -1,0 +1,6 @@
+// Package udfs holds the example and benchmark UDF modules, one buildable
+// project per directory, each with a Makefile whose default target builds
+// <name>/<name>.wasm and a README saying what its functions do. The package
+// itself has only tests: they build every module with its Makefile, run it
+// under wazero through the raw ABI, and benchmark the upper modules.
+package udfs
