@@ -39,6 +39,50 @@ const (
 	// ImportLog is `(level i32, ptr i32, len i32)`: writes a log line at a
 	// LogLevel into the platform's logs.
 	ImportLog = "log"
+
+	// Keyed state and timers, for grouped kinds. A state is named by its
+	// index in Description.States; calls act on the current group's key
+	// (and window), which ImportEnter sets. Functions that fill a guest
+	// buffer return the length of the data: when it exceeds the buffer's
+	// capacity nothing is copied and the guest calls again with a larger
+	// buffer; -1 means absent.
+
+	// ImportEnter is `(group i32)`: later state and timer calls act on the
+	// key (and window) of that group of the current frame.
+	ImportEnter = "enter"
+	// ImportValueGet is `(state i32, buf i32, cap i32) -> i32`.
+	ImportValueGet = "value_get"
+	// ImportValueSet is `(state i32, ptr i32, len i32)`.
+	ImportValueSet = "value_set"
+	// ImportStateClear is `(state i32)`: clears a state of any kind.
+	ImportStateClear = "state_clear"
+	// ImportListAppend is `(state i32, ptr i32, len i32)`.
+	ImportListAppend = "list_append"
+	// ImportListGet is `(state i32, buf i32, cap i32) -> i32`: the list as
+	// u32 count | (u32 length | bytes)*.
+	ImportListGet = "list_get"
+	// ImportMapGet is `(state i32, key i32, key_len i32, buf i32, cap i32) -> i32`.
+	ImportMapGet = "map_get"
+	// ImportMapPut is `(state i32, key i32, key_len i32, ptr i32, len i32)`.
+	ImportMapPut = "map_put"
+	// ImportMapRemove is `(state i32, key i32, key_len i32)`.
+	ImportMapRemove = "map_remove"
+	// ImportMapEntries is `(state i32, buf i32, cap i32) -> i32`: the map as
+	// u32 count | (u32 key length | key | u32 value length | value)*, in key
+	// order.
+	ImportMapEntries = "map_entries"
+	// ImportTimerRegister is `(domain i32, timestamp i64)`: a timer for the
+	// current key (and window) in a TimeDomain, de-duplicated.
+	ImportTimerRegister = "timer_register"
+	// ImportTimerDelete is `(domain i32, timestamp i64)`.
+	ImportTimerDelete = "timer_delete"
+)
+
+// State kinds a module may declare.
+const (
+	StateValue = "value"
+	StateList  = "list"
+	StateMap   = "map"
 )
 
 // LogLevel is the level argument of ImportLog.

@@ -3,6 +3,7 @@ package abi
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Kind is what a function does with a frame, and so which output entries it
@@ -57,7 +58,9 @@ type Function struct {
 	Kind Kind   `json:"kind"`
 }
 
-// State is a named piece of keyed state a module declares it uses.
+// State is a named piece of keyed state a module declares it uses: its kind
+// (StateValue, StateList, StateMap) and an optional default TTL (a Go
+// duration) that the job spec may override.
 type State struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"`
@@ -94,7 +97,32 @@ func ParseDescription(data []byte) (Description, error) {
 			return Description{}, fmt.Errorf("self-description: function %q: unknown kind %q", f.Name, f.Kind)
 		}
 	}
+	states := make(map[string]bool, len(d.States))
+	for i, st := range d.States {
+		if st.Name == "" || states[st.Name] {
+			return Description{}, fmt.Errorf("self-description: states[%d]: empty or duplicate name %q", i, st.Name)
+		}
+		states[st.Name] = true
+		if st.Kind != StateValue && st.Kind != StateList && st.Kind != StateMap {
+			return Description{}, fmt.Errorf("self-description: state %q: kind %q, want value, list or map", st.Name, st.Kind)
+		}
+		if st.TTL != "" {
+			if ttl, err := time.ParseDuration(st.TTL); err != nil || ttl <= 0 {
+				return Description{}, fmt.Errorf("self-description: state %q: ttl %q is not a positive duration", st.Name, st.TTL)
+			}
+		}
+	}
 	return d, nil
+}
+
+// LookupState returns the index of the named state, or -1.
+func (d Description) LookupState(name string) int {
+	for i, st := range d.States {
+		if st.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // Lookup returns the index of the named function, or -1.

@@ -48,6 +48,12 @@ const (
 	// TagTimestamp sets the timestamp of the input record (timestamp
 	// assigner).
 	TagTimestamp Tag = 5
+	// TagAccumulator carries the new accumulator of a group (aggregate and
+	// reduce functions over grouped frames).
+	TagAccumulator Tag = 6
+	// TagWatermark emits a punctuated watermark after the input record
+	// (watermark functions).
+	TagWatermark Tag = 7
 )
 
 // RecordFlags say which fields a TagRecord entry carries. The value is always
@@ -69,6 +75,7 @@ var ErrMalformedFrame = errors.New("malformed frame")
 
 // Entry is one decoded output entry. Fields not set by the entry's tag are
 // zero; for TagRecord, Flags says which of Key, Timestamp and Headers are set.
+// A TagAccumulator's bytes are in Value; a TagWatermark's in Timestamp.
 type Entry struct {
 	Tag       Tag
 	Index     uint32
@@ -159,6 +166,20 @@ func AppendEntryTimestamp(dst []byte, index uint32, ts int64) []byte {
 	dst = append(dst, byte(TagTimestamp))
 	dst = binary.LittleEndian.AppendUint32(dst, index)
 	return binary.LittleEndian.AppendUint64(dst, uint64(ts))
+}
+
+// AppendEntryAccumulator appends a TagAccumulator entry for group index.
+func AppendEntryAccumulator(dst []byte, index uint32, acc []byte) []byte {
+	dst = append(dst, byte(TagAccumulator))
+	dst = binary.LittleEndian.AppendUint32(dst, index)
+	return appendBytes(dst, acc)
+}
+
+// AppendEntryWatermark appends a TagWatermark entry after input index.
+func AppendEntryWatermark(dst []byte, index uint32, wm int64) []byte {
+	dst = append(dst, byte(TagWatermark))
+	dst = binary.LittleEndian.AppendUint32(dst, index)
+	return binary.LittleEndian.AppendUint64(dst, uint64(wm))
 }
 
 // reader walks a frame with bounds checks.
@@ -388,8 +409,10 @@ func (or *OutputReader) Next(e *Entry) bool {
 	case TagKeep:
 	case TagKey:
 		e.Key = or.r.bytes()
-	case TagTimestamp:
+	case TagTimestamp, TagWatermark:
 		e.Timestamp = int64(or.r.u64())
+	case TagAccumulator:
+		e.Value = or.r.bytes()
 	default:
 		or.r.err = malformed(start, "unknown entry tag %d", uint8(e.Tag))
 	}
