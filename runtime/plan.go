@@ -151,7 +151,7 @@ func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
 		s := &j.Sinks[i]
 		add(&vertex{id: s.ID, kind: "sink", parallelism: s.Parallelism, sink: s})
 	}
-	connect := func(from, to *vertex, keyBy *spec.KeyBy, path string) {
+	connect := func(from, to *vertex, keyBy *spec.KeyBy, partition, path string) {
 		e := &edge{from: from, to: to, ship: shipForward}
 		switch {
 		case keyBy != nil:
@@ -160,7 +160,9 @@ func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
 			if keyBy.Function != "" {
 				e.keyFn = resolve(path+".key_by", keyBy.Module, keyBy.Function, abi.KindKey)
 			}
-		case from.parallelism != to.parallelism:
+		case partition == "broadcast":
+			e.ship = shipBroadcast
+		case partition == "rebalance", partition == "" && from.parallelism != to.parallelism:
 			e.ship = shipRebalance
 		}
 		from.out = append(from.out, e)
@@ -168,11 +170,11 @@ func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
 	}
 	for i := range j.Operators {
 		o := &j.Operators[i]
-		connect(p.byID[o.Input], p.byID[o.ID], o.KeyBy, fmt.Sprintf("operators[%d]", i))
+		connect(p.byID[o.Input], p.byID[o.ID], o.KeyBy, o.Partition, fmt.Sprintf("operators[%d]", i))
 	}
 	for i := range j.Sinks {
 		s := &j.Sinks[i]
-		connect(p.byID[s.Input], p.byID[s.ID], nil, fmt.Sprintf("sinks[%d]", i))
+		connect(p.byID[s.Input], p.byID[s.ID], nil, s.Partition, fmt.Sprintf("sinks[%d]", i))
 	}
 	for i, s := range j.Sources {
 		if s.Timestamp != nil && s.Timestamp.Function != nil {

@@ -6,8 +6,11 @@ type Operator struct {
 	ID    string `json:"id"`
 	Input string `json:"input,omitempty"` // empty for a join
 	// Parallelism defaults to the job's.
-	Parallelism     int          `json:"parallelism"`
-	KeyBy           *KeyBy       `json:"key_by,omitempty"`
+	Parallelism int    `json:"parallelism"`
+	KeyBy       *KeyBy `json:"key_by,omitempty"`
+	// Partition overrides how records reach this operator from its input
+	// (forward | rebalance | broadcast); key_by partitions by key instead.
+	Partition       string       `json:"partition,omitempty"`
 	Map             *FunctionRef `json:"map,omitempty"`
 	Filter          *FunctionRef `json:"filter,omitempty"`
 	FlatMap         *FunctionRef `json:"flat_map,omitempty"`

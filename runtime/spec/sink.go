@@ -6,8 +6,11 @@ type Sink struct {
 	ID    string `json:"id"`
 	Input string `json:"input,omitempty"`
 	// Parallelism defaults to the job's.
-	Parallelism int     `json:"parallelism"`
-	JetStream   *JSSink `json:"jetstream,omitempty"`
+	Parallelism int `json:"parallelism"`
+	// Partition overrides how records reach the sink from its input
+	// (forward | rebalance | broadcast).
+	Partition string  `json:"partition,omitempty"`
+	JetStream *JSSink `json:"jetstream,omitempty"`
 	// Discard counts the records and drops them (benchmarks and tests).
 	Discard bool `json:"discard,omitempty"`
 }

@@ -129,6 +129,9 @@ func (v *validator) sinks() {
 		case s.ID != "" && !named[s.ID]:
 			v.fail(p+".input", "required unless an operator's late_output names this sink")
 		}
+		if s.Partition != "" {
+			v.partition(p+".partition", s.Partition, s.Input, s.Parallelism)
+		}
 		switch {
 		case s.JetStream != nil && s.Discard:
 			v.fail(p, "set jetstream or discard, not both")

@@ -24,6 +24,12 @@ func (v *validator) operator(p string, op *Operator) {
 	if op.KeyBy != nil && op.Join == nil {
 		v.keyBy(p+".key_by", op.KeyBy)
 	}
+	switch {
+	case op.Partition != "" && (op.KeyBy != nil || op.Join != nil):
+		v.fail(p+".partition", "not with key_by or join, which partition by key")
+	case op.Partition != "":
+		v.partition(p+".partition", op.Partition, op.Input, op.Parallelism)
+	}
 	if op.Process != nil && op.KeyBy == nil {
 		v.fail(p+".key_by", "required by process")
 	}
@@ -156,4 +162,32 @@ func (v *validator) aggregate(p string, a *Aggregate) {
 	default:
 		v.oneOf(p+".builtin", a.Builtin, append([]string{"count"}, fieldAggregates...)...)
 	}
+}
+
+// partition checks an explicit partitioning: a known name, and forward only
+// between equal parallelisms, as Flink requires.
+func (v *validator) partition(path, partition, input string, parallelism int) {
+	v.oneOf(path, partition, "forward", "rebalance", "broadcast")
+	if partition != "forward" {
+		return
+	}
+	from := v.parallelismOf(input)
+	if from > 0 && parallelism > 0 && from != parallelism {
+		v.fail(path, "forward needs the parallelism of its input %q (%d), got %d", input, from, parallelism)
+	}
+}
+
+// parallelismOf is the parallelism of a source or operator, 0 if unknown.
+func (v *validator) parallelismOf(id string) int {
+	for _, s := range v.job.Sources {
+		if s.ID == id {
+			return s.Parallelism
+		}
+	}
+	for _, o := range v.job.Operators {
+		if o.ID == id {
+			return o.Parallelism
+		}
+	}
+	return 0
 }
