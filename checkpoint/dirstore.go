@@ -1,0 +1,158 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+const metadataFile = "_metadata"
+
+// DirStore keeps checkpoints in a local directory:
+// <root>/<job>/<id>/<blob> with <root>/<job>/<id>/_metadata written last by
+// rename, after the blobs and the metadata are synced.
+type DirStore struct {
+	root string
+}
+
+// NewDirStore keeps checkpoints under root.
+func NewDirStore(root string) *DirStore { return &DirStore{root: root} }
+
+func (d *DirStore) dir(job string, id int64) string {
+	return filepath.Join(d.root, job, strconv.FormatInt(id, 10))
+}
+
+// PutBlob implements Store.
+func (d *DirStore) PutBlob(_ context.Context, job string, id int64, name string, data []byte) (Blob, error) {
+	if err := checkName(name); err != nil {
+		return Blob{}, err
+	}
+	dir := d.dir(job, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Blob{}, fmt.Errorf("checkpoint store: %w", err)
+	}
+	if err := writeSynced(filepath.Join(dir, name), data); err != nil {
+		return Blob{}, fmt.Errorf("checkpoint store: %w", err)
+	}
+	return blobRef(name, data), nil
+}
+
+// GetBlob implements Store.
+func (d *DirStore) GetBlob(_ context.Context, job string, id int64, ref Blob) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(d.dir(job, id), ref.Name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("job %s checkpoint %d blob %s: %w", job, id, ref.Name, ErrCorrupt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store: %w", err)
+	}
+	return verify(job, id, ref, data)
+}
+
+// Commit implements Store: the metadata goes to a temporary file that is
+// synced and then renamed into place, so a crash leaves either no metadata
+// or all of it.
+func (d *DirStore) Commit(_ context.Context, m *Metadata) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	dir := d.dir(m.Job, m.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("checkpoint store: %w", err)
+	}
+	tmp := filepath.Join(dir, metadataFile+".tmp")
+	if err := writeSynced(tmp, data); err != nil {
+		return fmt.Errorf("checkpoint store: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, metadataFile)); err != nil {
+		return fmt.Errorf("checkpoint store: %w", err)
+	}
+	return syncDir(dir)
+}
+
+// List implements Store. Directories without metadata (a checkpoint that
+// never completed) are skipped.
+func (d *DirStore) List(_ context.Context, job string) ([]*Metadata, error) {
+	entries, err := os.ReadDir(filepath.Join(d.root, job))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store: %w", err)
+	}
+	var out []*Metadata
+	for _, e := range entries {
+		id, err := strconv.ParseInt(e.Name(), 10, 64)
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(d.dir(job, id), metadataFile))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint store: %w", err)
+		}
+		var m Metadata
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, fmt.Errorf("job %s checkpoint %d metadata: %w", job, id, err)
+		}
+		out = append(out, &m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// Delete implements Store.
+func (d *DirStore) Delete(_ context.Context, job string, id int64) error {
+	dir := d.dir(job, id)
+	if err := os.Remove(filepath.Join(dir, metadataFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("checkpoint store: %w", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("checkpoint store: %w", err)
+	}
+	return nil
+}
+
+func checkName(name string) error {
+	if name == "" || name == metadataFile || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("checkpoint store: invalid blob name %q", name)
+	}
+	return nil
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("checkpoint store: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("checkpoint store: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package checkpoint
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNotFound: no such checkpoint, or no completed one for a job.
+	ErrNotFound = errors.New("checkpoint not found")
+	// ErrCorrupt: a blob's bytes do not match the checksum its metadata
+	// recorded.
+	ErrCorrupt = errors.New("checkpoint blob corrupt")
+)
+
+// Kind tells checkpoints (taken periodically, retained N at a time) from
+// savepoints (taken on request, never deleted automatically).
+type Kind string
+
+// Kinds of snapshot.
+const (
+	KindCheckpoint Kind = "checkpoint"
+	KindSavepoint  Kind = "savepoint"
+)
+
+// Blob names one stored piece of a checkpoint (a task's state, a source's
+// positions, a sink's pending commits) with its size and checksum.
+type Blob struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Metadata describes a completed checkpoint. A Store writes it last and
+// atomically: blobs without metadata are never read.
+type Metadata struct {
+	Job      string        `json:"job"`
+	ID       int64         `json:"id"`
+	Kind     Kind          `json:"kind"`
+	Created  time.Time     `json:"created"`
+	Duration time.Duration `json:"duration"`
+	// Blobs by the name the runtime gave them.
+	Blobs map[string]Blob `json:"blobs"`
+}
+
+// Size is the checkpoint's total size in bytes.
+func (m *Metadata) Size() int64 {
+	var n int64
+	for _, b := range m.Blobs {
+		n += b.Size
+	}
+	return n
+}
+
+// Store keeps checkpoints of many jobs. Implementations are safe for
+// concurrent use.
+type Store interface {
+	// PutBlob stores one blob of checkpoint id and returns its reference.
+	PutBlob(ctx context.Context, job string, id int64, name string, data []byte) (Blob, error)
+	// GetBlob reads a blob and checks it against its reference
+	// (ErrCorrupt).
+	GetBlob(ctx context.Context, job string, id int64, ref Blob) ([]byte, error)
+	// Commit writes the metadata, completing the checkpoint.
+	Commit(ctx context.Context, m *Metadata) error
+	// List returns a job's completed checkpoints and savepoints by id.
+	List(ctx context.Context, job string) ([]*Metadata, error)
+	// Delete removes a checkpoint, metadata first.
+	Delete(ctx context.Context, job string, id int64) error
+}
+
+// Latest returns the job's newest completed checkpoint or savepoint, or
+// ErrNotFound.
+func Latest(ctx context.Context, s Store, job string) (*Metadata, error) {
+	all, err := s.List(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("job %s: %w", job, ErrNotFound)
+	}
+	return all[len(all)-1], nil
+}
+
+// Prune deletes the job's oldest checkpoints beyond the newest retain;
+// savepoints are kept.
+func Prune(ctx context.Context, s Store, job string, retain int) error {
+	all, err := s.List(ctx, job)
+	if err != nil {
+		return err
+	}
+	var checkpoints []*Metadata
+	for _, m := range all {
+		if m.Kind == KindCheckpoint {
+			checkpoints = append(checkpoints, m)
+		}
+	}
+	for len(checkpoints) > retain {
+		if err := s.Delete(ctx, job, checkpoints[0].ID); err != nil {
+			return err
+		}
+		checkpoints = checkpoints[1:]
+	}
+	return nil
+}
+
+func blobRef(name string, data []byte) Blob {
+	sum := sha256.Sum256(data)
+	return Blob{Name: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+}
+
+func verify(job string, id int64, ref Blob, data []byte) ([]byte, error) {
+	if got := blobRef(ref.Name, data); got.SHA256 != ref.SHA256 || got.Size != ref.Size {
+		return nil, fmt.Errorf("job %s checkpoint %d blob %s: %w", job, id, ref.Name, ErrCorrupt)
+	}
+	return data, nil
+}
