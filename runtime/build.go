@@ -16,14 +16,11 @@ import (
 type builder struct {
 	j     *job
 	edges map[*edge]*exchange.Edge
-	// ends holds each bounded JetStream source's end, fixed once for all
-	// its subtasks when the job starts.
-	ends map[*vertex]map[string]uint64
 }
 
 // build creates every task of the job. On failure it releases what it made.
 func (j *job) build(ctx context.Context) (tasks []*task, err error) {
-	b := &builder{j: j, edges: map[*edge]*exchange.Edge{}, ends: map[*vertex]map[string]uint64{}}
+	b := &builder{j: j, edges: map[*edge]*exchange.Edge{}}
 	cfg := exchange.Config{BufferTimeout: j.plan.job.BufferTimeout.Duration}
 	for _, v := range j.plan.vertices {
 		for _, e := range v.out {
@@ -100,13 +97,11 @@ func (b *builder) source(ctx context.Context, v *vertex, i int) (connector.Sourc
 		Subtask: i, Parallelism: v.parallelism,
 	}
 	if cfg.Bounded {
-		end, ok := b.ends[v]
-		if !ok {
-			var err error
-			if end, err = connector.BoundedEnd(ctx, js, cfg.Stream, cfg.Subjects); err != nil {
-				return nil, err
-			}
-			b.ends[v] = end
+		end, err := b.j.boundedEnd(v.id, func() (map[string]uint64, error) {
+			return connector.BoundedEnd(ctx, js, cfg.Stream, cfg.Subjects)
+		})
+		if err != nil {
+			return nil, err
 		}
 		cfg.End = end
 	}

@@ -12,6 +12,7 @@ import (
 // job is one submitted job: its plan, its state and its running tasks.
 type job struct {
 	id      string
+	spec    []byte
 	plan    *plan
 	modules []string
 	created time.Time
@@ -28,13 +29,18 @@ type job struct {
 	ended     time.Time
 	cancelRun context.CancelFunc
 	cancelled bool
+	// suspended: the platform is shutting down; the registry keeps the job
+	// as running so that the next start resumes it.
+	suspended bool
+	// ends fixes each bounded source's end, by source id and filter.
+	ends map[string]map[string]uint64
 
 	done chan struct{}
 }
 
-func newJob(id string, p *plan, m *Manager) *job {
+func newJob(id string, spec []byte, p *plan, m *Manager) *job {
 	j := &job{
-		id: id, plan: p, modules: p.modules(), created: time.Now().UTC(),
+		id: id, spec: spec, plan: p, modules: p.modules(), created: time.Now().UTC(),
 		log: m.log.With("job", id, "job_name", p.job.Name), mgr: m,
 		counters: map[string][]*counters{}, st: StateCreated, done: make(chan struct{}),
 	}
@@ -55,9 +61,9 @@ func (j *job) state() JobState {
 	return j.st
 }
 
+// setState moves the job to s and records it in the registry.
 func (j *job) setState(s JobState, failure string) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	j.st = s
 	if failure != "" {
 		j.failure = failure
@@ -65,6 +71,55 @@ func (j *job) setState(s JobState, failure string) {
 	if s.Terminal() {
 		j.ended = time.Now().UTC()
 	}
+	rec := j.recordLocked()
+	j.mu.Unlock()
+	j.persist(rec)
+}
+
+// recordLocked is the job's registry record; j.mu is held.
+func (j *job) recordLocked() *jobRecord {
+	rec := &jobRecord{ID: j.id, Name: j.plan.job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends}
+	if !j.ended.IsZero() {
+		ended := j.ended
+		rec.Ended = &ended
+	}
+	return rec
+}
+
+// persist writes a record to the registry, if the platform has one. A
+// failure is logged: the job keeps running, and only resuming it after a
+// restart is at stake.
+func (j *job) persist(rec *jobRecord) {
+	if j.mgr.registry == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := j.mgr.registry.put(ctx, rec); err != nil {
+		j.log.Warn("job registry write failed", "error", err)
+	}
+}
+
+// boundedEnd returns the end of a bounded source, computing it with compute
+// the first time and keeping it with the job.
+func (j *job) boundedEnd(source string, compute func() (map[string]uint64, error)) (map[string]uint64, error) {
+	j.mu.Lock()
+	end, ok := j.ends[source]
+	j.mu.Unlock()
+	if ok {
+		return end, nil
+	}
+	end, err := compute()
+	if err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	if j.ends == nil {
+		j.ends = map[string]map[string]uint64{}
+	}
+	j.ends[source] = end
+	j.mu.Unlock()
+	return end, nil
 }
 
 // start runs the job in its supervising goroutine.
@@ -82,20 +137,42 @@ func (j *job) supervise(ctx context.Context, cancel context.CancelFunc) {
 	defer close(j.done)
 	defer cancel()
 	tasks, err := j.build(ctx)
-	if err != nil {
-		j.log.Error("job failed to start", "error", err)
-		j.setState(StateFailed, err.Error())
+	if err == nil {
+		j.markRunning()
+		j.log.Info("job running", "tasks", len(tasks))
+		stopSampler := j.pressure.start(tasks)
+		err = runTasks(ctx, cancel, tasks)
+		stopSampler()
+	}
+	j.finish(err)
+}
+
+// markRunning moves a created job to RUNNING; a job cancelled while it was
+// being built stays CANCELLING.
+func (j *job) markRunning() {
+	j.mu.Lock()
+	if j.st != StateCreated {
+		j.mu.Unlock()
 		return
 	}
-	j.setState(StateRunning, "")
-	j.log.Info("job running", "tasks", len(tasks))
-	stopSampler := j.pressure.start(tasks)
-	err = runTasks(ctx, cancel, tasks)
-	stopSampler()
+	j.st = StateRunning
+	rec := j.recordLocked()
+	j.mu.Unlock()
+	j.persist(rec)
+}
+
+// finish records how the job ended: suspended for a shutdown, canceled,
+// failed or finished.
+func (j *job) finish(err error) {
 	j.mu.Lock()
-	cancelled := j.cancelled
+	cancelled, suspended := j.cancelled, j.suspended
 	j.mu.Unlock()
 	switch {
+	case suspended:
+		j.mu.Lock()
+		j.st = StateCanceled
+		j.mu.Unlock()
+		j.log.Info("job suspended for shutdown")
 	case cancelled:
 		j.setState(StateCanceled, "")
 		j.log.Info("job canceled")
@@ -130,14 +207,16 @@ func runTasks(ctx context.Context, cancel context.CancelFunc, tasks []*task) err
 	return firstErr
 }
 
-// cancel stops the job and waits until its tasks have stopped.
-func (j *job) cancel(ctx context.Context) error {
+// cancel stops the job and waits until its tasks have stopped. With
+// suspend, the platform is shutting down and the job stays running in the
+// registry, to be resumed.
+func (j *job) cancel(ctx context.Context, suspend bool) error {
 	j.mu.Lock()
 	if j.st.Terminal() {
 		j.mu.Unlock()
 		return ErrFinished
 	}
-	j.cancelled = true
+	j.cancelled, j.suspended = true, suspend
 	j.st = StateCancelling
 	cancelRun := j.cancelRun
 	j.mu.Unlock()

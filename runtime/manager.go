@@ -33,10 +33,15 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 
+	// registry persists jobs when the platform has JetStream.
+	registry *registry
+
 	mu      sync.Mutex
 	modules map[string]*moduleEntry
 	jobs    map[string]*job
-	closed  bool
+	// past are jobs that ended before this process started.
+	past   map[string]JobInfo
+	closed bool
 }
 
 // NewManager loads the modules stored under cfg.DataDir.
@@ -44,28 +49,77 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, jobs: map[string]*job{}}
+	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, jobs: map[string]*job{}, past: map[string]JobInfo{}}
 	if err := m.loadModules(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.JetStream != nil {
+		reg, err := openRegistry(ctx, cfg.JetStream)
+		if err != nil {
+			return nil, err
+		}
+		m.registry = reg
+		if err := m.resume(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// resume restarts the jobs the registry says were running when the platform
+// stopped, and keeps the others as history.
+func (m *Manager) resume(ctx context.Context) error {
+	recs, err := m.registry.all(ctx)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if rec.State.Terminal() {
+			m.past[rec.ID] = JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure}
+			continue
+		}
+		j, err := m.prepare(ctx, rec.ID, rec.Spec)
+		if err != nil {
+			now := time.Now().UTC()
+			rec.State, rec.Failure, rec.Ended = StateFailed, "resuming after restart: "+err.Error(), &now
+			m.past[rec.ID] = JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure}
+			if perr := m.registry.put(ctx, rec); perr != nil {
+				return perr
+			}
+			m.log.Error("job not resumed", "job", rec.ID, "error", err)
+			continue
+		}
+		j.created, j.ends = rec.Created, rec.Ends
+		m.jobs[j.id] = j
+		j.start()
+		m.log.Info("job resumed", "job", j.id, "job_name", rec.Name)
+	}
+	return nil
+}
+
+// prepare parses and checks a job spec and makes the job, not yet started.
+func (m *Manager) prepare(ctx context.Context, id string, data []byte) (*job, error) {
+	js, err := spec.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	p, err := buildPlan(js, m.lookupModule)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.checkConnectors(ctx, p); err != nil {
+		return nil, err
+	}
+	return newJob(id, data, p, m), nil
 }
 
 // SubmitJob parses a job spec (JSON or YAML), checks it against the uploaded
 // modules and starts it.
 func (m *Manager) SubmitJob(ctx context.Context, data []byte) (JobInfo, error) {
-	js, err := spec.Parse(data)
+	j, err := m.prepare(ctx, newJobID(), data)
 	if err != nil {
 		return JobInfo{}, err
 	}
-	p, err := buildPlan(js, m.lookupModule)
-	if err != nil {
-		return JobInfo{}, err
-	}
-	if err := m.checkConnectors(ctx, p); err != nil {
-		return JobInfo{}, err
-	}
-	j := newJob(newJobID(), p, m)
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -73,6 +127,17 @@ func (m *Manager) SubmitJob(ctx context.Context, data []byte) (JobInfo, error) {
 	}
 	m.jobs[j.id] = j
 	m.mu.Unlock()
+	j.mu.Lock()
+	rec := j.recordLocked()
+	j.mu.Unlock()
+	if m.registry != nil {
+		if err := m.registry.put(ctx, rec); err != nil {
+			m.mu.Lock()
+			delete(m.jobs, j.id)
+			m.mu.Unlock()
+			return JobInfo{}, err
+		}
+	}
 	j.start()
 	return j.info(), nil
 }
@@ -133,9 +198,15 @@ func (m *Manager) ListJobs(context.Context) ([]JobInfo, error) {
 		}
 		return jobs[a].id < jobs[b].id
 	})
-	out := make([]JobInfo, len(jobs))
-	for i, j := range jobs {
-		out[i] = j.info()
+	m.mu.Lock()
+	out := make([]JobInfo, 0, len(m.past)+len(jobs))
+	for _, info := range m.past {
+		out = append(out, info)
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool { return out[a].Created.Before(out[b].Created) })
+	for _, j := range jobs {
+		out = append(out, j.info())
 	}
 	return out, nil
 }
@@ -143,10 +214,16 @@ func (m *Manager) ListJobs(context.Context) ([]JobInfo, error) {
 // GetJob returns one job's state and vertices.
 func (m *Manager) GetJob(_ context.Context, id string) (JobInfo, error) {
 	j, ok := m.job(id)
+	if ok {
+		return j.info(), nil
+	}
+	m.mu.Lock()
+	info, ok := m.past[id]
+	m.mu.Unlock()
 	if !ok {
 		return JobInfo{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	return j.info(), nil
+	return info, nil
 }
 
 // CancelJob cancels a job and waits for its tasks to stop.
@@ -155,7 +232,7 @@ func (m *Manager) CancelJob(ctx context.Context, id string) (JobInfo, error) {
 	if !ok {
 		return JobInfo{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	if err := j.cancel(ctx); err != nil {
+	if err := j.cancel(ctx, false); err != nil {
 		return j.info(), err
 	}
 	return j.info(), nil
@@ -182,7 +259,9 @@ func (m *Manager) job(id string) (*job, bool) {
 	return j, ok
 }
 
-// Close cancels every running job and waits for them, up to ctx.
+// Close stops every running job and waits for them, up to ctx. The registry
+// keeps them as running, so that the next start on the same data resumes
+// them.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	m.closed = true
@@ -192,7 +271,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	}
 	m.mu.Unlock()
 	for _, j := range jobs {
-		if err := j.cancel(ctx); err != nil && err != ErrFinished {
+		if err := j.cancel(ctx, true); err != nil && err != ErrFinished {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,11 +24,19 @@ type testServer struct {
 	s    *server
 	base string
 	js   jetstream.JetStream
+	stop func()
 }
 
 func startTestServer(t *testing.T) *testServer {
 	t.Helper()
-	cfg := config{HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(), NATSPort: -1, LogFormat: "text", LogLevel: "warn"}
+	return startTestServerIn(t, t.TempDir())
+}
+
+// startTestServerIn starts a platform on dataDir; its cleanup stops it, and
+// stop may stop it earlier.
+func startTestServerIn(t *testing.T, dataDir string) *testServer {
+	t.Helper()
+	cfg := config{HTTPAddr: "127.0.0.1:0", DataDir: dataDir, NATSPort: -1, LogFormat: "text", LogLevel: "warn"}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -36,16 +45,20 @@ func startTestServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		s.stop(ctx)
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s.stop(ctx)
+		})
+	}
+	t.Cleanup(stop)
 	js, err := jetstream.New(s.nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testServer{t: t, s: s, base: "http://" + s.addr(), js: js}
+	return &testServer{t: t, s: s, base: "http://" + s.addr(), js: js, stop: stop}
 }
 
 // call makes an API request and returns the status and body.

@@ -1,0 +1,86 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// registryBucket is the JetStream key-value bucket that keeps the job
+// registry, so that a restarted platform resumes the jobs that were running.
+const registryBucket = "PLATFORM_JOBS"
+
+// jobRecord is what the registry keeps of a job: enough to run it again.
+type jobRecord struct {
+	ID      string     `json:"id"`
+	Name    string     `json:"name"`
+	Spec    []byte     `json:"spec"`
+	Created time.Time  `json:"created"`
+	State   JobState   `json:"state"`
+	Failure string     `json:"failure,omitempty"`
+	Ended   *time.Time `json:"ended,omitempty"`
+	// Ends fixes each bounded JetStream source's end (by source id, then
+	// subject filter) when the job first starts, so that a resumed job
+	// ends at the same place.
+	Ends map[string]map[string]uint64 `json:"ends,omitempty"`
+}
+
+// registry persists job records in JetStream KV. Writes come from the
+// manager and the job supervisors; the KV client is safe for concurrent use.
+type registry struct {
+	kv jetstream.KeyValue
+}
+
+func openRegistry(ctx context.Context, js jetstream.JetStream) (*registry, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: registryBucket, Description: "platform job registry", Storage: jetstream.FileStorage, History: 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job registry: %w", err)
+	}
+	return &registry{kv: kv}, nil
+}
+
+func (r *registry) put(ctx context.Context, rec *jobRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if _, err := r.kv.Put(ctx, rec.ID, data); err != nil {
+		return fmt.Errorf("job registry: job %s: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// all returns every job record by creation time.
+func (r *registry) all(ctx context.Context) ([]*jobRecord, error) {
+	keys, err := r.kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job registry: %w", err)
+	}
+	var recs []*jobRecord
+	for _, k := range keys {
+		entry, err := r.kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("job registry: job %s: %w", k, err)
+		}
+		var rec jobRecord
+		if err := json.Unmarshal(entry.Value(), &rec); err != nil {
+			return nil, fmt.Errorf("job registry: job %s: %w", k, err)
+		}
+		recs = append(recs, &rec)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Created.Before(recs[j].Created) })
+	return recs, nil
+}
