@@ -4,7 +4,7 @@ GO ?= go
 # Core packages run under the race detector.
 RACE_PKGS := ./abi/... ./runtime/... ./state/... ./watermark/... ./checkpoint/... ./connector/...
 
-.PHONY: test lint bench demo udfs
+.PHONY: test lint bench experiments demo udfs
 
 test: lint
 	$(GO) test -race -count=1 $(RACE_PKGS)
@@ -17,6 +17,11 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./runtime/ ./runtime/exchange/ ./host/ | tee bench/latest.txt
+
+# The backpressure and latency experiments (bench/): they rewrite their
+# sections of docs/PERFORMANCE.md and docs/backpressure.svg.
+experiments:
+	$(GO) test -count=1 -timeout 20m -run Experiment -v ./bench/ -experiment
 
 demo:
 	$(GO) run ./cmd/platform demo

@@ -44,8 +44,10 @@ const (
 	// index in Description.States; calls act on the current group's key
 	// (and window), which ImportEnter sets. Functions that fill a guest
 	// buffer return the length of the data: when it exceeds the buffer's
-	// capacity nothing is copied and the guest calls again with a larger
-	// buffer; -1 means absent.
+	// capacity nothing is copied and the guest calls again at once with a
+	// larger buffer, getting the same bytes (the host keeps them); -1 means
+	// absent (value_get, map_get), and an empty list or map has a count of
+	// 0. See docs/ABI.md.
 
 	// ImportEnter is `(group i32)`: later state and timer calls act on the
 	// key (and window) of that group of the current frame.

@@ -10,9 +10,7 @@ import (
 // may write.
 type Kind string
 
-// Kinds of ABI v1. Map, Filter, FlatMap, Key and Timestamp are specified in
-// docs/ABI.md; the others are reserved names whose frames are specified by the
-// capabilities that use them.
+// Kinds of ABI v1, specified in docs/ABI.md.
 const (
 	KindMap       Kind = "map"
 	KindFilter    Kind = "filter"
@@ -34,7 +32,9 @@ const (
 // Implemented reports whether the platform runs functions of this kind.
 func (k Kind) Implemented() bool {
 	switch k {
-	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp:
+	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
+		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
+		KindProcess, KindOnTimer:
 		return true
 	}
 	return false

@@ -159,6 +159,9 @@ func (gr *GroupReader) NextGroup(g *GroupHead) bool {
 	if gr.read >= gr.head.Groups || gr.r.err != nil {
 		return false
 	}
+	if gr.fastGroup(g) {
+		return true
+	}
 	start := gr.r.off
 	*g = GroupHead{Flags: GroupFlags(gr.r.u8())}
 	if g.Flags&^(GroupWindow|GroupAcc|GroupAcc2|GroupTimer|GroupTwoSided) != 0 {
@@ -192,12 +195,109 @@ func (gr *GroupReader) NextGroup(g *GroupHead) bool {
 	return true
 }
 
+// fastGroup decodes a well-formed group head in one flat function (see
+// NextRecord); it reports false, consuming nothing, when the head needs the
+// checked path.
+func (gr *GroupReader) fastGroup(g *GroupHead) bool {
+	buf, off := gr.r.buf, gr.r.off
+	if len(buf)-off < 5 {
+		return false
+	}
+	flags := GroupFlags(buf[off])
+	if flags&^(GroupWindow|GroupAcc|GroupAcc2|GroupTimer|GroupTwoSided) != 0 {
+		return false
+	}
+	n := int(binary.LittleEndian.Uint32(buf[off+1:]))
+	off += 5
+	if n > len(buf)-off {
+		return false
+	}
+	*g = GroupHead{Flags: flags, Key: buf[off : off+n : off+n]}
+	off += n
+	if flags&GroupWindow != 0 {
+		if len(buf)-off < 16 {
+			return false
+		}
+		g.WindowStart = int64(binary.LittleEndian.Uint64(buf[off:]))
+		g.WindowEnd = int64(binary.LittleEndian.Uint64(buf[off+8:]))
+		off += 16
+	}
+	if flags&GroupAcc != 0 {
+		if len(buf)-off < 4 {
+			return false
+		}
+		n = int(binary.LittleEndian.Uint32(buf[off:]))
+		off += 4
+		if n > len(buf)-off {
+			return false
+		}
+		g.Acc = buf[off : off+n : off+n]
+		off += n
+	}
+	if flags&GroupAcc2 != 0 {
+		if len(buf)-off < 4 {
+			return false
+		}
+		n = int(binary.LittleEndian.Uint32(buf[off:]))
+		off += 4
+		if n > len(buf)-off {
+			return false
+		}
+		g.Acc2 = buf[off : off+n : off+n]
+		off += n
+	}
+	if flags&GroupTimer != 0 {
+		if len(buf)-off < 9 {
+			return false
+		}
+		g.TimerTime = int64(binary.LittleEndian.Uint64(buf[off:]))
+		g.TimerDomain = TimeDomain(buf[off+8])
+		off += 9
+	}
+	if len(buf)-off < 4 {
+		return false
+	}
+	gr.left = binary.LittleEndian.Uint32(buf[off:])
+	gr.r.off = off + 4
+	gr.group = *g
+	gr.right = flags&GroupTwoSided != 0
+	gr.onRight = false
+	gr.inGroup = true
+	gr.read++
+	return true
+}
+
 // NextRecord decodes the current side's next record into rec. It returns
 // false when the side is exhausted (call NextSide for a two-sided group's
 // right side) or on error.
+//
+// A record without headers is decoded in one flat function, as
+// InputReader.Next does, for the Go SDK's sake.
 func (gr *GroupReader) NextRecord(rec *Record) bool {
 	if !gr.inGroup || gr.left == 0 || gr.r.err != nil {
 		return false
+	}
+	buf, off := gr.r.buf, gr.r.off
+	if len(buf)-off >= 4 {
+		n := int(binary.LittleEndian.Uint32(buf[off:]))
+		if n <= len(buf)-off-4 {
+			key := buf[off+4 : off+4+n : off+4+n]
+			o := off + 4 + n
+			if len(buf)-o >= 4 {
+				n = int(binary.LittleEndian.Uint32(buf[o:]))
+				if n <= len(buf)-o-16 {
+					value := buf[o+4 : o+4+n : o+4+n]
+					o += 4 + n
+					if binary.LittleEndian.Uint32(buf[o+8:]) == 0 {
+						rec.Key, rec.Value, rec.Timestamp, rec.Headers = key, value, int64(binary.LittleEndian.Uint64(buf[o:])), rec.Headers[:0]
+						gr.r.off = o + 12
+						gr.left--
+						gr.recCount++
+						return true
+					}
+				}
+			}
+		}
 	}
 	rec.Key = gr.r.bytes()
 	rec.Value = gr.r.bytes()

@@ -1,7 +1,7 @@
 // Package api owns the HTTP control plane: uploading and deleting modules,
-// submitting, inspecting and cancelling jobs, the metrics, liveness and
-// readiness endpoints, and the web UI page. Errors are RFC 9457 problem
-// details; docs/API.md is the user's reference.
+// submitting, inspecting and cancelling jobs, a job's backpressure, the
+// metrics, liveness and readiness endpoints, and the web UI (ui/, embedded).
+// Errors are RFC 9457 problem details; docs/API.md is the user's reference.
 package api
 
 import (
@@ -28,6 +28,9 @@ type Jobs interface {
 	ListJobs(ctx context.Context) ([]runtime.JobInfo, error)
 	GetJob(ctx context.Context, id string) (runtime.JobInfo, error)
 	CancelJob(ctx context.Context, id string) (runtime.JobInfo, error)
+	// Backpressure reports a job's backpressure over the last sampled
+	// interval and its bottleneck.
+	Backpressure(ctx context.Context, id string) (runtime.BackpressureInfo, error)
 }
 
 // Default body limits.
@@ -40,6 +43,9 @@ const (
 type Config struct {
 	Modules Modules
 	Jobs    Jobs
+	// Checkpoints serves checkpoints and savepoints (and from_savepoint);
+	// nil leaves those routes out.
+	Checkpoints Checkpoints
 	// Token, when set, is the bearer token every /v1 request must carry.
 	Token string
 	// MaxModuleSize bounds an uploaded module; 0 means DefaultMaxModuleSize.
@@ -56,12 +62,13 @@ type Config struct {
 }
 
 type server struct {
-	modules   Modules
-	jobs      Jobs
-	maxModule int64
-	maxSpec   int64
-	log       *slog.Logger
-	ready     func() error
+	modules     Modules
+	jobs        Jobs
+	checkpoints Checkpoints
+	maxModule   int64
+	maxSpec     int64
+	log         *slog.Logger
+	ready       func() error
 }
 
 // New returns the control plane's handler. It panics when Modules or Jobs is
@@ -71,12 +78,13 @@ func New(cfg Config) http.Handler {
 		panic("api: Config.Modules and Config.Jobs are required")
 	}
 	s := &server{
-		modules:   cfg.Modules,
-		jobs:      cfg.Jobs,
-		maxModule: cfg.MaxModuleSize,
-		maxSpec:   cfg.MaxSpecSize,
-		log:       cfg.Logger,
-		ready:     cfg.Ready,
+		modules:     cfg.Modules,
+		jobs:        cfg.Jobs,
+		checkpoints: cfg.Checkpoints,
+		maxModule:   cfg.MaxModuleSize,
+		maxSpec:     cfg.MaxSpecSize,
+		log:         cfg.Logger,
+		ready:       cfg.Ready,
 	}
 	if s.maxModule <= 0 {
 		s.maxModule = DefaultMaxModuleSize
@@ -101,10 +109,13 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("GET /v1/jobs", s.listJobs)
 	mux.HandleFunc("GET /v1/jobs/{id}", s.getJob)
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.cancelJob)
+	mux.HandleFunc("GET /v1/jobs/{id}/backpressure", s.backpressure)
+	s.checkpointRoutes(mux)
 	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /{$}", ui)
+	mux.Handle("GET /ui/", uiAssets)
 
 	return s.observe(authorize(cfg.Token, routeProblems(mux)))
 }

@@ -126,6 +126,17 @@ func (f *fakeJobs) CancelJob(_ context.Context, id string) (runtime.JobInfo, err
 	return j, nil
 }
 
+func (f *fakeJobs) Backpressure(_ context.Context, id string) (runtime.BackpressureInfo, error) {
+	j, ok := f.jobs[id]
+	if !ok {
+		return runtime.BackpressureInfo{}, fmt.Errorf("job %s: %w", id, runtime.ErrNotFound)
+	}
+	return runtime.BackpressureInfo{Job: id, State: j.State, IntervalMS: 1000, Vertices: []runtime.VertexBackpressure{{
+		ID: "parse", Task: "parse", Level: runtime.LevelHigh, Ratio: 0.9,
+		Subtasks: []runtime.SubtaskBackpressure{{Subtask: 0, Level: runtime.LevelHigh, Ratio: 0.9, IdleRatio: 0, BusyRatio: 0.1, VertexBusyRatio: 0.1}},
+	}}}, nil
+}
+
 // validationError stands for the host's module validation error.
 type validationError struct{ problems []string }
 

@@ -9,9 +9,10 @@ import (
 
 // submitJob starts the job the body's JSON or YAML spec declares.
 func (s *server) submitJob(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Query().Has("from_savepoint") {
+	from := r.URL.Query().Get("from_savepoint")
+	if r.URL.Query().Has("from_savepoint") && (from == "" || s.checkpoints == nil) {
 		writeProblem(w, invalidRequest.listed("", []fieldProblem{
-			{Field: "from_savepoint", Message: "savepoints are not supported yet"},
+			{Field: "from_savepoint", Message: "name a savepoint id (GET /v1/jobs/{id}/savepoints lists them)"},
 		}))
 		return
 	}
@@ -22,16 +23,23 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	info, err := s.jobs.SubmitJob(r.Context(), spec)
+	var info runtime.JobInfo
+	var err error
+	if from != "" {
+		info, err = s.checkpoints.SubmitJobFromSavepoint(r.Context(), spec, from, r.URL.Query().Get("allow_non_restored_state") == "true")
+	} else {
+		info, err = s.jobs.SubmitJob(r.Context(), spec)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/v1/jobs/"+url.PathEscape(info.ID))
 	s.writeJSON(w, r, http.StatusCreated, struct {
-		ID    string           `json:"id"`
-		State runtime.JobState `json:"state"`
-	}{info.ID, info.State})
+		ID       string           `json:"id"`
+		State    runtime.JobState `json:"state"`
+		Warnings []string         `json:"warnings,omitempty"`
+	}{info.ID, info.State, info.Warnings})
 }
 
 func (s *server) listJobs(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +67,15 @@ func (s *server) getJob(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) cancelJob(w http.ResponseWriter, r *http.Request) {
 	info, err := s.jobs.CancelJob(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, info)
+}
+
+func (s *server) backpressure(w http.ResponseWriter, r *http.Request) {
+	info, err := s.jobs.Backpressure(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return

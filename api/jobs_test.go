@@ -71,17 +71,19 @@ func TestJobs(t *testing.T) {
 		want: response{status: 400, header: map[string]string{"Content-Type": problemType},
 			body: `{"type":"https://wasmstream.io/problems/invalid-request","title":"Invalid request","status":400,"detail":"empty body: send the job spec"}`},
 	}, {
-		name: "submit from a savepoint",
+		name: "submit from a savepoint to a server without checkpoints",
 		req:  request{method: "POST", target: "/v1/jobs?from_savepoint=sp-1", body: jsonSpec, header: map[string]string{"Content-Type": "application/json"}},
 		want: response{status: 400, header: map[string]string{"Content-Type": problemType},
 			body: `{"type":"https://wasmstream.io/problems/invalid-request","title":"Invalid request","status":400,` +
-				`"detail":"from_savepoint: savepoints are not supported yet","problems":[{"field":"from_savepoint","message":"savepoints are not supported yet"}]}`},
+				`"detail":"from_savepoint: name a savepoint id (GET /v1/jobs/{id}/savepoints lists them)",` +
+				`"problems":[{"field":"from_savepoint","message":"name a savepoint id (GET /v1/jobs/{id}/savepoints lists them)"}]}`},
 	}, {
 		name: "submit with an empty from_savepoint",
 		req:  request{method: "POST", target: "/v1/jobs?from_savepoint=", body: jsonSpec},
 		want: response{status: 400, header: map[string]string{"Content-Type": problemType},
 			body: `{"type":"https://wasmstream.io/problems/invalid-request","title":"Invalid request","status":400,` +
-				`"detail":"from_savepoint: savepoints are not supported yet","problems":[{"field":"from_savepoint","message":"savepoints are not supported yet"}]}`},
+				`"detail":"from_savepoint: name a savepoint id (GET /v1/jobs/{id}/savepoints lists them)",` +
+				`"problems":[{"field":"from_savepoint","message":"name a savepoint id (GET /v1/jobs/{id}/savepoints lists them)"}]}`},
 	}, {
 		name: "submit a bad spec",
 		submitErr: fmt.Errorf("parse: %w", &spec.Error{Problems: []spec.FieldError{
@@ -134,6 +136,16 @@ func TestJobs(t *testing.T) {
 		req:  request{method: "GET", target: "/v1/jobs/job-1/cancel"},
 		want: response{status: 405, header: map[string]string{"Content-Type": problemType, "Allow": "POST"},
 			body: `{"type":"about:blank","title":"Method Not Allowed","status":405,"detail":"GET is not allowed on /v1/jobs/job-1/cancel; allowed: POST"}`},
+	}, {
+		name: "backpressure",
+		req:  request{method: "GET", target: "/v1/jobs/job-1/backpressure"},
+		want: response{status: 200, header: map[string]string{"Content-Type": jsonType},
+			body: `{"job":"job-1","state":"RUNNING","interval_ms":1000,"vertices":[{"id":"parse","task":"parse","level":"HIGH","ratio":0.9,"subtasks":[{"subtask":0,"level":"HIGH","ratio":0.9,"idle_ratio":0,"busy_ratio":0.1,"vertex_busy_ratio":0.1}]}],"bottleneck":null}`},
+	}, {
+		name: "backpressure of a missing job",
+		req:  request{method: "GET", target: "/v1/jobs/job-9/backpressure"},
+		want: response{status: 404, header: map[string]string{"Content-Type": problemType},
+			body: `{"type":"https://wasmstream.io/problems/not-found","title":"Not found","status":404,"detail":"job job-9: not found"}`},
 	}, {
 		name: "stop is not there yet",
 		req:  request{method: "POST", target: "/v1/jobs/job-1/stop"},

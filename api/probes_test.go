@@ -82,19 +82,32 @@ func TestDefaultMetrics(t *testing.T) {
 	}
 }
 
-func TestUIPage(t *testing.T) {
+func TestUI(t *testing.T) {
 	mods, jobs := fixtures()
+	// With a token, the UI stays open: the page asks for the token.
 	h := New(Config{Modules: mods, Jobs: jobs, Token: "s3cret", Logger: testLogger(t)})
-	rec := request{method: "GET", target: "/"}.do(h)
-	if rec.Code != 200 {
-		t.Fatalf("status = %d, want 200", rec.Code)
+	tests := []struct {
+		target, contentType string
+		contains            []string
+	}{
+		{"/", "text/html; charset=utf-8", []string{`<script src="/ui/app.js" defer></script>`, `<link rel="stylesheet" href="/ui/style.css">`, `<svg id="graph"`}},
+		{"/ui/app.js", "text/javascript; charset=utf-8", []string{`get("/v1/jobs")`, `get("/v1/modules")`, `"/backpressure"`, `"/checkpoints"`}},
+		{"/ui/style.css", "text/css; charset=utf-8", []string{`#graph g.vertex.bottleneck rect`}},
 	}
-	if got := rec.Header().Get("Content-Type"); got != "text/html; charset=utf-8" {
-		t.Errorf("Content-Type = %q", got)
-	}
-	for _, call := range []string{`get("/v1/jobs")`, `get("/v1/modules")`} {
-		if !strings.Contains(rec.Body.String(), call) {
-			t.Errorf("page does not call %s", call)
-		}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			rec := request{method: "GET", target: tt.target}.do(h)
+			if rec.Code != 200 {
+				t.Fatalf("status = %d, want 200", rec.Code)
+			}
+			if got := rec.Header().Get("Content-Type"); got != tt.contentType {
+				t.Errorf("Content-Type = %q, want %q", got, tt.contentType)
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(rec.Body.String(), s) {
+					t.Errorf("body lacks %s", s)
+				}
+			}
+		})
 	}
 }

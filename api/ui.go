@@ -1,15 +1,31 @@
 package api
 
 import (
-	_ "embed"
+	"embed"
+	"io/fs"
 	"net/http"
 )
 
-// indexHTML is a placeholder page that lists jobs and modules through the API.
+// uiFiles is the web UI: a page, a script and a style sheet over the API,
+// built into the binary.
 //
-//go:embed ui/index.html
-var indexHTML []byte
+//go:embed ui
+var uiFiles embed.FS
 
+var (
+	indexHTML = mustRead("ui/index.html")
+	uiAssets  = http.FileServerFS(uiFiles)
+)
+
+func mustRead(name string) []byte {
+	b, err := fs.ReadFile(uiFiles, name)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// ui serves the page; the page loads /ui/app.js and /ui/style.css.
 func ui(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write(indexHTML)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -41,6 +42,22 @@ func (d *DirStore) PutBlob(_ context.Context, job string, id int64, name string,
 		return Blob{}, fmt.Errorf("checkpoint store: %w", err)
 	}
 	return blobRef(name, data), nil
+}
+
+// PutBlobFrom implements Store.
+func (d *DirStore) PutBlobFrom(_ context.Context, job string, id int64, name string, r io.Reader) (Blob, error) {
+	if err := checkName(name); err != nil {
+		return Blob{}, err
+	}
+	dir := d.dir(job, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Blob{}, fmt.Errorf("checkpoint store: %w", err)
+	}
+	hr := newHashingReader(r)
+	if err := writeSyncedFrom(filepath.Join(dir, name), hr); err != nil {
+		return Blob{}, fmt.Errorf("checkpoint store: job %s checkpoint %d blob %s: %w", job, id, name, err)
+	}
+	return hr.blob(name), nil
 }
 
 // GetBlob implements Store.
@@ -135,6 +152,22 @@ func writeSynced(path string, data []byte) error {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeSyncedFrom(path string, r io.Reader) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
 		f.Close()
 		return err
 	}

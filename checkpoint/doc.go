@@ -1,4 +1,18 @@
 // Package checkpoint owns the checkpoint coordinator and storage: triggering
-// barriers, collecting acknowledgements, savepoints and recovery metadata.
-// Barrier alignment itself lives beside the exchange inputs in runtime.
+// barriers, collecting acknowledgements, completing checkpoints and
+// savepoints, their history, and the stores that keep them (a local
+// directory or a JetStream object store). Barrier alignment itself lives
+// beside the exchange inputs in runtime; the runtime drives the coordinator
+// through the Tasks interface and reports each task's part with Ack,
+// Decline and Finished.
+//
+// # Goroutines and locks
+//
+// A Coordinator runs in its own goroutine (Run): it alone triggers
+// checkpoints, times them out, writes their metadata and prunes old ones.
+// Ack, Decline, Finished, Request and Savepoint may be called from any
+// goroutine (task goroutines and their snapshot writers, the API); they take
+// Coordinator.mu, which is never held while calling the Tasks interface or
+// the Store, and wake Run through channels that hold at most one token.
+// History has a mutex of its own, a leaf.
 package checkpoint

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,18 @@ func (o *ObjectStore) PutBlob(ctx context.Context, job string, id int64, name st
 		return Blob{}, fmt.Errorf("checkpoint store: %w", err)
 	}
 	return blobRef(name, data), nil
+}
+
+// PutBlobFrom implements Store.
+func (o *ObjectStore) PutBlobFrom(ctx context.Context, job string, id int64, name string, r io.Reader) (Blob, error) {
+	if err := checkName(name); err != nil {
+		return Blob{}, err
+	}
+	hr := newHashingReader(r)
+	if _, err := o.obs.Put(ctx, jetstream.ObjectMeta{Name: objectName(job, id, name)}, hr); err != nil {
+		return Blob{}, fmt.Errorf("checkpoint store: job %s checkpoint %d blob %s: %w", job, id, name, err)
+	}
+	return hr.blob(name), nil
 }
 
 // GetBlob implements Store.

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"time"
 )
 
@@ -46,6 +48,11 @@ type Metadata struct {
 	Duration time.Duration `json:"duration"`
 	// Blobs by the name the runtime gave them.
 	Blobs map[string]Blob `json:"blobs"`
+	// Finished names the tasks that had ended after all their input and
+	// committed their output: they have no state and nothing to replay.
+	Finished []string `json:"finished,omitempty"`
+	// Alignment is the longest time a task spent aligning barriers.
+	Alignment time.Duration `json:"alignment,omitempty"`
 }
 
 // Size is the checkpoint's total size in bytes.
@@ -62,6 +69,9 @@ func (m *Metadata) Size() int64 {
 type Store interface {
 	// PutBlob stores one blob of checkpoint id and returns its reference.
 	PutBlob(ctx context.Context, job string, id int64, name string, data []byte) (Blob, error)
+	// PutBlobFrom stores a blob read from r to its end, without holding it
+	// in memory.
+	PutBlobFrom(ctx context.Context, job string, id int64, name string, r io.Reader) (Blob, error)
 	// GetBlob reads a blob and checks it against its reference
 	// (ErrCorrupt).
 	GetBlob(ctx context.Context, job string, id int64, ref Blob) ([]byte, error)
@@ -111,6 +121,26 @@ func Prune(ctx context.Context, s Store, job string, retain int) error {
 func blobRef(name string, data []byte) Blob {
 	sum := sha256.Sum256(data)
 	return Blob{Name: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// hashingReader hashes and counts what is read through it.
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+	n int64
+}
+
+func newHashingReader(r io.Reader) *hashingReader { return &hashingReader{r: r, h: sha256.New()} }
+
+func (hr *hashingReader) Read(p []byte) (int, error) {
+	n, err := hr.r.Read(p)
+	hr.h.Write(p[:n])
+	hr.n += int64(n)
+	return n, err
+}
+
+func (hr *hashingReader) blob(name string) Blob {
+	return Blob{Name: name, Size: hr.n, SHA256: hex.EncodeToString(hr.h.Sum(nil))}
 }
 
 func verify(job string, id int64, ref Blob, data []byte) ([]byte, error) {

@@ -14,6 +14,7 @@ import (
 // Fetch appends up to max records from the subtask's filters to b. A bounded
 // source returns io.EOF once every filter has delivered its end.
 func (s *JetStreamSource) Fetch(ctx context.Context, b *abi.Batch, max int, wait time.Duration) error {
+	s.splits = s.splits[:0]
 	if s.closed {
 		return ErrClosed
 	}
@@ -50,6 +51,12 @@ func (s *JetStreamSource) Fetch(ctx context.Context, b *abi.Batch, max int, wait
 	}
 	return nil
 }
+
+// Splits is the number of subject filters the subtask reads.
+func (s *JetStreamSource) Splits() int { return len(s.filters) }
+
+// LastSplits is the filter index of each record the last Fetch appended.
+func (s *JetStreamSource) LastSplits() []int32 { return s.splits }
 
 // await blocks for the next delivery for at most wait. A delivery with a
 // negative filter means none came.
@@ -88,6 +95,7 @@ func (s *JetStreamSource) deliver(b *abi.Batch, d delivery) (bool, error) {
 		return false, nil
 	}
 	s.scratch.append(b, d.msg.Data(), meta.Timestamp.UnixMilli(), d.msg.Headers())
+	s.splits = append(s.splits, int32(d.filter))
 	f.pos = seq
 	// NumPending is 0 before the end only when the messages up to the end
 	// were removed from the stream after the source started.

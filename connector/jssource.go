@@ -46,6 +46,8 @@ type JetStreamSource struct {
 	err     error
 	closed  bool
 	scratch recordScratch
+	// splits is the filter index of each record the last Fetch appended.
+	splits []int32
 }
 
 // filterReader is one subject filter of a source. Its fields other than it

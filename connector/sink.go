@@ -126,13 +126,19 @@ func (s *JetStreamSink) Write(ctx context.Context, recs []abi.Record) error {
 }
 
 func (s *JetStreamSink) message(r *abi.Record) (*nats.Msg, error) {
+	return sinkMessage(s.subject, r, 2)
+}
+
+// sinkMessage builds the message of a record for subject, with room for
+// extra headers besides the record's own and the two the sink adds.
+func sinkMessage(subject string, r *abi.Record, extra int) (*nats.Msg, error) {
 	if bytes.ContainsAny(r.Key, "\r\n") {
-		return nil, fmt.Errorf("%w: key of a record for %q", ErrBadHeader, s.subject)
+		return nil, fmt.Errorf("%w: key of a record for %q", ErrBadHeader, subject)
 	}
-	h := make(nats.Header, len(r.Headers)+2)
+	h := make(nats.Header, len(r.Headers)+extra)
 	for _, hd := range r.Headers {
 		if len(hd.Name) == 0 || bytes.ContainsAny(hd.Name, "\r\n: \t") || bytes.ContainsAny(hd.Value, "\r\n") {
-			return nil, fmt.Errorf("%w: header %q of a record for %q", ErrBadHeader, hd.Name, s.subject)
+			return nil, fmt.Errorf("%w: header %q of a record for %q", ErrBadHeader, hd.Name, subject)
 		}
 		name := string(hd.Name)
 		h[name] = append(h[name], string(hd.Value))
@@ -145,7 +151,7 @@ func (s *JetStreamSink) message(r *abi.Record) (*nats.Msg, error) {
 	h[HeaderTimestamp] = vals[1:2:2]
 	// The value is copied: the client keeps the message for retries after
 	// Write returns, when the caller may reuse the record's memory.
-	return &nats.Msg{Subject: s.subject, Data: bytes.Clone(r.Value), Header: h}, nil
+	return &nats.Msg{Subject: subject, Data: bytes.Clone(r.Value), Header: h}, nil
 }
 
 // awaitOldest waits for the oldest unacknowledged publish, recording its

@@ -21,6 +21,18 @@ type Source interface {
 	Close() error
 }
 
+// SplitSource is a source whose records come from several splits, each in
+// its own order and with its own event time: a JetStream source's subject
+// filters. Watermarks are generated per split.
+type SplitSource interface {
+	Source
+	// Splits is the number of splits the subtask reads.
+	Splits() int
+	// LastSplits is the split index of each record the last Fetch appended,
+	// in order. It is valid until the next Fetch.
+	LastSplits() []int32
+}
+
 // ErrClosed is returned by a source or sink used after Close.
 var ErrClosed = errors.New("connector: closed")
 
@@ -34,4 +46,4 @@ func checkSubtask(subtask, parallelism int) error {
 	return nil
 }
 
-var _ Source = (*JetStreamSource)(nil)
+var _ SplitSource = (*JetStreamSource)(nil)

@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"wasmstream.io/platform/abi"
@@ -71,5 +72,126 @@ func BenchmarkCompileCached(b *testing.B) {
 	compile()
 	for b.Loop() {
 		compile()
+	}
+}
+
+// BenchmarkGuestDeadlines compares what a call costs with each way of
+// bounding guest calls, for the WAT upper-case function and the Go one:
+// "close-on-done" is wazero's WithCloseOnContextDone with a cancellable
+// context (how the host stopped calls before it instrumented modules),
+// "instrumented" the host's checks, "unbounded" neither (the floor), all
+// called straight through wazero, and "pool" the host's Pool.Call;
+// "native" does the same work in Go, without Wasm. Frames of 1 record give
+// the cost of a call, frames of 1024 records of 100 bytes the throughput.
+func BenchmarkGuestDeadlines(b *testing.B) {
+	guests := []struct {
+		name string
+		wasm func(testing.TB) []byte
+	}{
+		{"wat", func(tb testing.TB) []byte { return fixture(tb, "udf") }},
+		{"go", goModuleWasm},
+	}
+	for _, g := range guests {
+		wasm := g.wasm(b)
+		instrumented, err := instrument(wasm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, records := range []int{1, 1024} {
+			rs := make([]abi.Record, records)
+			for i := range rs {
+				rs[i] = abi.Record{Key: []byte("key"), Value: bytes.Repeat([]byte{'a' + byte(i%26)}, 100), Timestamp: int64(i)}
+			}
+			frame := inputFrame(rs...)
+			prefix := fmt.Sprintf("%s/records=%d/", g.name, records)
+			if g.name == guests[0].name {
+				b.Run(fmt.Sprintf("native/records=%d", records), func(b *testing.B) {
+					var out, value []byte
+					benchmarkCalls(b, func() error { out, value = nativeUpper(out, value, frame); return nil }, records)
+				})
+			}
+			b.Run(prefix+"close-on-done", func(b *testing.B) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				benchmarkRaw(b, newRawGuest(b, ctx, rawRuntime(b, true), wasm), frame, records)
+			})
+			b.Run(prefix+"instrumented", func(b *testing.B) {
+				benchmarkRaw(b, newRawGuest(b, context.Background(), rawRuntime(b, false), instrumented), frame, records)
+			})
+			b.Run(prefix+"unbounded", func(b *testing.B) {
+				benchmarkRaw(b, newRawGuest(b, context.Background(), rawRuntime(b, false), wasm), frame, records)
+			})
+			b.Run(prefix+"pool", func(b *testing.B) {
+				h, _ := newHost(b, "")
+				m, err := h.Compile(context.Background(), wasm)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := newPool(b, m, InstanceConfig{})
+				benchmarkCalls(b, func() error { _, err := p.Call(context.Background(), 0, frame); return err }, records)
+			})
+		}
+	}
+}
+
+// nativeUpper maps an input frame to its upper-cased output frame in out,
+// as the guests' upper functions do, using value as scratch.
+func nativeUpper(out, value, frame []byte) ([]byte, []byte) {
+	var in abi.InputReader
+	var rec abi.Record
+	if err := in.Reset(frame); err != nil {
+		panic(err)
+	}
+	out = abi.AppendInputHeader(out[:0], in.Count())
+	for i := uint32(0); in.Next(&rec); i++ {
+		value = value[:0]
+		for _, c := range rec.Value {
+			if c-'a' < 26 {
+				c -= 'a' - 'A'
+			}
+			value = append(value, c)
+		}
+		out = abi.AppendEntryRecord(out, i, 0, &abi.Record{Value: value})
+	}
+	return out, value
+}
+
+func benchmarkRaw(b *testing.B, g *rawGuest, frame []byte, records int) {
+	benchmarkCalls(b, func() error { _, err := g.run(0, frame); return err }, records)
+}
+
+// benchmarkCalls measures call, which runs a frame of records, in wall
+// time and, where it can, in the process's CPU time: records per CPU
+// second are what a busy machine gets.
+func benchmarkCalls(b *testing.B, call func() error, records int) {
+	if err := call(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	start, ok := processCPU()
+	for b.Loop() {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	end, measured := processCPU()
+	n := float64(b.N)
+	b.ReportMetric(n*float64(records)/b.Elapsed().Seconds(), "records/s")
+	if ok && measured {
+		b.ReportMetric(float64(end-start)/n, "cpu-ns/op")
+		b.ReportMetric(n*float64(records)/(end-start).Seconds(), "records/cpu-s")
+	}
+}
+
+// BenchmarkInstrument is what instrumenting adds to Compile for the Go
+// test module (a few MB; compiling it takes about half a second).
+func BenchmarkInstrument(b *testing.B) {
+	wasm := goModuleWasm(b)
+	b.SetBytes(int64(len(wasm)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := instrument(wasm); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -59,20 +59,10 @@ func TestCallUpper(t *testing.T) {
 	}
 }
 
-// TestCallAllocatesNothing checks the host's call path on a Host whose
-// guests are compiled without WithCloseOnContextDone: with it, wazero 1.12
-// starts a goroutine with a channel and a closure for every guest call (two
-// per Call), which this test leaves out.
+// TestCallAllocatesNothing checks that a steady-state Call, deadline
+// included, allocates nothing: no context, timer or goroutine per call.
 func TestCallAllocatesNothing(t *testing.T) {
-	h, err := open(context.Background(), Config{}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
+	h, _ := newHost(t, "")
 	m := compileFixture(t, h, "udf")
 	p := newPool(t, m, InstanceConfig{})
 	frame := inputFrame(values("a", "b", "c")...)

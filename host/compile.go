@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,10 +21,12 @@ type Module struct {
 	ID string
 	// Description is the module's self-description.
 	Description abi.Description
-	// Size is the module's size in bytes.
+	// Size is the size in bytes of the module as given to Compile.
 	Size int
 
-	host     *Host
+	host *Host
+	// wasm is the module instrumented (instrument.go), which every
+	// runtime compiles.
 	wasm     []byte
 	minPages uint32
 
@@ -47,9 +48,10 @@ type compiled struct {
 // maxIdle bounds the idle instances kept per module and memory limit.
 const maxIdle = 4
 
-// Compile validates a module and compiles it for the default memory limit.
-// Problems with the module come back as a *ValidationError listing every
-// problem found.
+// Compile validates a module, instruments it so that its calls can be
+// stopped (instrument.go) and compiles it for the default memory limit. It
+// keeps no reference to wasm. Problems with the module come back as a
+// *ValidationError listing every problem found.
 func (h *Host) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	sum := sha256.Sum256(wasm)
 	id := "sha256:" + hex.EncodeToString(sum[:])
@@ -71,7 +73,7 @@ func (h *Host) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	h.modules[id] = e
 	h.mu.Unlock()
 
-	e.mod, e.err = h.compile(ctx, id, bytes.Clone(wasm))
+	e.mod, e.err = h.compile(ctx, id, wasm)
 	if e.err != nil {
 		h.mu.Lock()
 		delete(h.modules, id)
@@ -86,7 +88,11 @@ func (h *Host) compile(ctx context.Context, id string, wasm []byte) (*Module, er
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w", id, err)
 	}
-	code, err := eng.rt.CompileModule(ctx, wasm)
+	instrumented, err := instrument(wasm)
+	if err != nil {
+		return nil, uninstrumentable(ctx, eng, wasm, err)
+	}
+	code, err := eng.rt.CompileModule(ctx, instrumented)
 	if err != nil {
 		return nil, &ValidationError{Problems: []string{"not a valid module: " + err.Error()}}
 	}
@@ -98,7 +104,7 @@ func (h *Host) compile(ctx context.Context, id string, wasm []byte) (*Module, er
 		ID:       id,
 		Size:     len(wasm),
 		host:     h,
-		wasm:     wasm,
+		wasm:     instrumented,
 		minPages: code.ExportedMemories()[abi.ExportMemory].Min(),
 		compiled: make(map[uint32]*compiled),
 	}
@@ -110,6 +116,20 @@ func (h *Host) compile(ctx context.Context, id string, wasm []byte) (*Module, er
 	m.Description = desc
 	m.compiled[eng.pages] = c
 	return m, nil
+}
+
+// uninstrumentable reports a module that instrument refused with err: one
+// that uses the stop flag's name, or else what wazero finds wrong with it,
+// or, should wazero accept it, err.
+func uninstrumentable(ctx context.Context, eng *engine, wasm []byte, err error) error {
+	if errors.Is(err, errReservedName) {
+		return &ValidationError{Problems: []string{err.Error()}}
+	}
+	code, cerr := eng.rt.CompileModule(ctx, wasm)
+	if cerr != nil {
+		return &ValidationError{Problems: []string{"not a valid module: " + cerr.Error()}}
+	}
+	return reject(ctx, code, []string{"unsupported module: " + err.Error()})
 }
 
 // reject releases the code of an invalid module and reports its problems.

@@ -2,7 +2,10 @@
 // modules with wazero (behind one compilation cache, on disk when configured),
 // validates them against ABI v1 (exports, imports, ABI version and
 // self-description), and runs their functions in pooled, sandboxed instances
-// with per-job memory limits and per-call deadlines. It provides the guest's
+// with per-job memory limits and per-call deadlines. Deadlines rest on
+// instrumentation: before compiling a module the host adds a stop flag and
+// a cheap check at every loop head (instrument.go), which a Pool's watchdog
+// goroutine trips when a call runs too long. It provides the guest's
 // host functions (the `platform` import module and a WASI preview 1 subset
 // without files or sockets), sends guest logs, stdout and stderr into slog,
 // and turns what goes wrong inside a guest into a typed *CallError.

@@ -32,11 +32,15 @@ type engine struct {
 	rt    wazero.Runtime
 }
 
-func newEngine(ctx context.Context, cache wazero.CompilationCache, pages uint32, terminate bool) (*engine, error) {
+// newEngine creates a runtime. Its guests' calls are stopped through the
+// stop flag the host adds to every module (instrument.go), not through
+// WithCloseOnContextDone, which costs an exit to Go at every loop iteration
+// and a goroutine per call.
+func newEngine(ctx context.Context, cache wazero.CompilationCache, pages uint32) (*engine, error) {
 	cfg := wazero.NewRuntimeConfigCompiler().
 		WithCompilationCache(cache).
 		WithMemoryLimitPages(pages).
-		WithCloseOnContextDone(terminate)
+		WithCloseOnContextDone(false)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if err := instantiateHostModules(ctx, rt); err != nil {
 		return nil, errors.Join(fmt.Errorf("host: runtime for %d pages: %w", pages, err), rt.Close(ctx))
@@ -49,12 +53,12 @@ func instantiateHostModules(ctx context.Context, rt wazero.Runtime) error {
 		return fmt.Errorf("instantiate %s: %w", wasi_snapshot_preview1.ModuleName, err)
 	}
 	i32 := api.ValueTypeI32
-	_, err := rt.NewHostModuleBuilder(abi.HostModule).
+	b := rt.NewHostModuleBuilder(abi.HostModule).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(guestLog), []api.ValueType{i32, i32, i32}, nil).
 		WithParameterNames("level", "ptr", "len").
-		Export(abi.ImportLog).
-		Instantiate(ctx)
+		Export(abi.ImportLog)
+	_, err := exportStateImports(b).Instantiate(ctx)
 	if err != nil {
 		return fmt.Errorf("instantiate %s: %w", abi.HostModule, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"wasmstream.io/platform/abi"
 )
@@ -20,6 +21,7 @@ const (
 	goUpper = iota
 	goHello
 	goHoard
+	goSpin
 )
 
 var goModule struct {
@@ -61,8 +63,9 @@ func buildGoModule() ([]byte, error) {
 }
 
 // TestGoModule runs a Go reactor: it validates (its WASI imports pass), its
-// _initialize runs, it maps, prints and logs, and running out of memory is
-// a memory_limit failure. The subtests share one compilation.
+// _initialize runs, it maps, prints and logs, running out of memory is a
+// memory_limit failure and an endless loop a deadline failure. The subtests
+// share one compilation.
 func TestGoModule(t *testing.T) {
 	h, rec := newHost(t, "")
 	m, err := h.Compile(context.Background(), goModuleWasm(t))
@@ -71,6 +74,7 @@ func TestGoModule(t *testing.T) {
 	}
 	want := abi.Description{ABI: 1, Functions: []abi.Function{
 		{Name: "upper", Kind: abi.KindMap}, {Name: "hello", Kind: abi.KindMap}, {Name: "hoard", Kind: abi.KindMap},
+		{Name: "spin", Kind: abi.KindMap},
 	}}
 	if !reflect.DeepEqual(m.Description, want) {
 		t.Fatalf("description %+v", m.Description)
@@ -123,6 +127,24 @@ func TestGoModule(t *testing.T) {
 		stderr := rec.matching(map[string]string{"function": "hoard", "stream": "stderr"})
 		if !slices.ContainsFunc(stderr, func(r logRecord) bool { return r.Message == "fatal error: out of memory" }) {
 			t.Fatalf("stderr of the failed call %+v", stderr)
+		}
+	})
+
+	t.Run("deadline", func(t *testing.T) {
+		// A memory limit of its own keeps the idle instances of the other
+		// subtests out of this Pool.
+		p := newPool(t, m, InstanceConfig{MemoryLimit: 48 << 20, CallTimeout: 100 * time.Millisecond})
+		_, err := p.Call(ctx, goSpin, inputFrame(values("x")...))
+		want := "udf[" + m.ID + "] function[spin]: deadline: call timeout 100ms: module closed with context canceled"
+		var ce *CallError
+		if !errors.As(err, &ce) || ce.Kind != KindDeadline || err.Error() != want {
+			t.Fatalf("error %v, want %q", err, want)
+		}
+		if _, err := p.Call(ctx, goUpper, inputFrame(values("x")...)); err != nil {
+			t.Fatal(err)
+		}
+		if n := p.Instantiations(); n != 2 {
+			t.Fatalf("instantiations %d, want 2", n)
 		}
 	})
 }

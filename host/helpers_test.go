@@ -14,8 +14,8 @@ import (
 	"wasmstream.io/platform/abi"
 )
 
-// buildWAT assembles a WAT source with wat2wasm.
-func buildWAT(t testing.TB, name string, src []byte) []byte {
+// buildWAT assembles a WAT source with wat2wasm and its feature flags.
+func buildWAT(t testing.TB, name string, src []byte, flags ...string) []byte {
 	t.Helper()
 	tool, err := exec.LookPath("wat2wasm")
 	if err != nil {
@@ -26,7 +26,7 @@ func buildWAT(t testing.TB, name string, src []byte) []byte {
 	if err := os.WriteFile(in, src, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if msg, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
+	if msg, err := exec.Command(tool, append(flags, in, "-o", out)...).CombinedOutput(); err != nil {
 		t.Fatalf("wat2wasm %s: %v\n%s", name, err, msg)
 	}
 	wasm, err := os.ReadFile(out)

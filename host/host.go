@@ -28,11 +28,6 @@ type Host struct {
 	log   *slog.Logger
 	cache wazero.CompilationCache
 	epoch time.Time
-	// terminate compiles guests so that a cancelled context stops them
-	// (WithCloseOnContextDone), which the watchdog relies on. Only tests
-	// turn it off, to measure the host's allocations apart from the
-	// goroutine wazero then starts for every guest call.
-	terminate bool
 	// imports are the host functions a guest may import, by module and
 	// name, with the signatures they must have.
 	imports map[string]map[string]api.FunctionDefinition
@@ -53,16 +48,11 @@ type moduleEntry struct {
 
 // New creates a Host and its runtime for the default memory limit.
 func New(ctx context.Context, cfg Config) (*Host, error) {
-	return open(ctx, cfg, true)
-}
-
-func open(ctx context.Context, cfg Config, terminate bool) (*Host, error) {
 	h := &Host{
-		log:       cfg.Logger,
-		epoch:     time.Now(),
-		terminate: terminate,
-		engines:   make(map[uint32]*engine),
-		modules:   make(map[string]*moduleEntry),
+		log:     cfg.Logger,
+		epoch:   time.Now(),
+		engines: make(map[uint32]*engine),
+		modules: make(map[string]*moduleEntry),
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -117,7 +107,7 @@ func (h *Host) engine(ctx context.Context, pages uint32) (*engine, error) {
 	if e, ok := h.engines[pages]; ok {
 		return e, nil
 	}
-	e, err := newEngine(ctx, h.cache, pages, h.terminate)
+	e, err := newEngine(ctx, h.cache, pages)
 	if err != nil {
 		return nil, err
 	}

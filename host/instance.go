@@ -19,11 +19,18 @@ import (
 // host functions find it.
 type instanceKey struct{}
 
-// expiredStamp marks in instance.start a call the watchdog has cancelled.
+// expiredStamp marks in instance.start a call that has been stopped.
 const expiredStamp = -1
 
-// errExpired reports a call the watchdog cancelled after it had returned.
-var errExpired = errors.New("call ran past its deadline")
+var (
+	// errExpired reports a call stopped after it had returned, or before
+	// it began.
+	errExpired = errors.New("call ran past its deadline")
+	// errStopped reports a call stopped while it ran. It is the error
+	// wazero gives for a call it stops on a cancelled context, which is
+	// how the host stopped calls before it instrumented modules.
+	errStopped = sys.NewExitError(sys.ExitCodeContextCanceled)
+)
 
 // instance is one instantiated guest. Between calls it holds no state that
 // matters, so it is discarded after any failure.
@@ -37,12 +44,19 @@ type instance struct {
 	// last; it stays valid until the next platform_alloc, so frames that
 	// fit reuse it without a call.
 	region, regionSize uint32
-	// ctx lives as long as the instance; cancel stops a running call,
-	// after which wazero closes the module.
+	// ctx lives as long as the instance and carries it to the host
+	// functions; it is cancelled when a call is stopped or the instance
+	// closed.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// stop is the stop flag the instrumenter added to the module: set to
+	// 1, it makes the running call trap within checkBudget loop
+	// iterations. Only interrupt and halt set it, from another goroutine
+	// than the caller's, and nothing resets it: a stopped instance is
+	// discarded.
+	stop api.MutableGlobal
 	// start is the Host.now of the running call's start, 0 between calls
-	// and expiredStamp once the watchdog has cancelled the call.
+	// and expiredStamp once the call has been stopped.
 	start atomic.Int64
 	// function and attrs describe the current call in guest logs; only
 	// the goroutine that owns the instance sets them.
@@ -50,10 +64,15 @@ type instance struct {
 	attrs    []slog.Attr
 	stdout   lineWriter
 	stderr   lineWriter
+	// env serves the state and timer imports during a CallWith, and retry
+	// keeps the result of one that did not fit the guest's buffer
+	// (state.go); only the owning goroutine uses them.
+	env   Env
+	retry retry
 }
 
-// instantiate creates an instance whose calls stop when parent is done.
-// It does not run _initialize.
+// instantiate creates an instance whose context derives from parent. It
+// does not run _initialize.
 func (c *compiled) instantiate(parent context.Context) (*instance, error) {
 	inst := &instance{code: c}
 	inst.stdout = lineWriter{inst: inst, stream: "stdout", level: slog.LevelInfo}
@@ -72,7 +91,13 @@ func (c *compiled) instantiate(parent context.Context) (*instance, error) {
 		inst.cancel()
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
+	stop, ok := mod.ExportedGlobal(stopExport).(api.MutableGlobal)
+	if !ok {
+		inst.cancel()
+		return nil, errors.Join(fmt.Errorf("instantiate: module without the %s global", stopExport), mod.Close(parent))
+	}
 	inst.mod = mod
+	inst.stop = stop
 	inst.mem = mod.ExportedMemory(abi.ExportMemory)
 	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
 	inst.call = mod.ExportedFunction(abi.ExportCall)
@@ -87,12 +112,15 @@ func (i *instance) initialize(stamp int64) (ErrorKind, error) {
 	return i.invoke(abi.ExportInitialize, nil, stamp)
 }
 
-// invoke calls an export by name outside the hot path; a failure comes
-// back classified, its error prefixed with the name.
+// invoke calls an export by name outside the hot path, unless halt has
+// stopped the instance; a failure comes back classified, its error
+// prefixed with the name.
 func (i *instance) invoke(name string, stack []uint64, stamp int64) (ErrorKind, error) {
 	i.function = name
-	i.start.Store(stamp)
-	err := i.mod.ExportedFunction(name).CallWithStack(i.ctx, stack)
+	var err error
+	if i.start.CompareAndSwap(0, stamp) {
+		err = i.mod.ExportedFunction(name).CallWithStack(i.ctx, stack)
+	}
 	expired := i.finish()
 	if err == nil && !expired {
 		return "", nil
@@ -101,22 +129,46 @@ func (i *instance) invoke(name string, stack []uint64, stamp int64) (ErrorKind, 
 	return kind, fmt.Errorf("%s: %w", name, err)
 }
 
-// finish ends a call and reports whether the watchdog cancelled it.
+// finish ends a call and reports whether it was stopped.
 func (i *instance) finish() bool { return i.start.Swap(0) == expiredStamp }
 
-// classify names what went wrong in a call that failed with err (nil when
-// the watchdog cancelled a call that then returned).
+// interrupt stops the call that started at started, if it is still
+// running: it marks the call expired, then sets the stop flag. The owner
+// learns of it from finish, whose swap of start is ordered after the
+// compare-and-swap here, so a call that the guest sees stopped is always
+// reported expired.
+func (i *instance) interrupt(started int64) {
+	if i.start.CompareAndSwap(started, expiredStamp) {
+		i.stop.Set(1)
+		i.cancel()
+	}
+}
+
+// halt stops the instance for good: the running call, or else the next
+// one, fails with KindDeadline. Validation uses it when its deadline passes.
+func (i *instance) halt() {
+	for {
+		s := i.start.Load()
+		if s == expiredStamp || i.start.CompareAndSwap(s, expiredStamp) {
+			break
+		}
+	}
+	i.stop.Set(1)
+	i.cancel()
+}
+
+// classify names what went wrong in a call that failed with err, or was
+// stopped (expired; err is nil when the call returned regardless).
 func (i *instance) classify(err error, expired bool) (ErrorKind, error) {
-	if err == nil {
-		err = errExpired
+	if expired {
+		if err == nil {
+			return KindDeadline, errExpired
+		}
+		return KindDeadline, errStopped
 	}
 	var exit *sys.ExitError
 	isExit := errors.As(err, &exit)
 	switch {
-	case expired:
-		return KindDeadline, err
-	case isExit && (exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled):
-		return KindDeadline, err
 	case i.nearLimit():
 		return KindMemoryLimit, fmt.Errorf("memory %d bytes, limit %d: %w", i.mem.Size(), limitBytes(i.code.eng.pages), err)
 	case isExit:

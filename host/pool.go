@@ -73,6 +73,12 @@ var errPoolClosed = errors.New("pool closed")
 // on a fresh one. ctx is checked before the call; a running call is bounded
 // by the CallTimeout.
 func (p *Pool) Call(ctx context.Context, fn int, frame []byte) ([]byte, error) {
+	return p.CallWith(ctx, fn, frame, nil)
+}
+
+// CallWith is Call for a keyed function: the guest's state and timer imports
+// act on env during the call (nil: they trap).
+func (p *Pool) CallWith(ctx context.Context, fn int, frame []byte, env Env) ([]byte, error) {
 	if err := p.check(ctx, fn, frame); err != nil {
 		return nil, err
 	}
@@ -85,7 +91,9 @@ func (p *Pool) Call(ctx context.Context, fn int, frame []byte) ([]byte, error) {
 		}
 	}
 	inst.function = name
+	inst.env = env
 	out, kind, err := p.run(inst, fn, frame)
+	inst.env, inst.retry.valid = nil, false
 	if err != nil {
 		p.discard(ctx)
 		return nil, p.callError(name, kind, err)
@@ -102,7 +110,7 @@ func (p *Pool) check(ctx context.Context, fn int, frame []byte) error {
 		return fmt.Errorf("udf[%s]: %w", p.module.ID, errHostClosed)
 	case fn < 0 || fn >= len(p.module.Description.Functions):
 		return fmt.Errorf("udf[%s]: function %d of %d", p.module.ID, fn, len(p.module.Description.Functions))
-	case len(frame) > math.MaxUint32:
+	case uint64(len(frame)) > math.MaxUint32:
 		return fmt.Errorf("udf[%s]: frame of %d bytes exceeds 4 GiB", p.module.ID, len(frame))
 	}
 	if err := ctx.Err(); err != nil {

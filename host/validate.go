@@ -108,7 +108,7 @@ func typeList(types []api.ValueType) string {
 }
 
 // validate runs a module once: _initialize, the ABI version and the
-// self-description, within validateTimeout.
+// self-description, within validateTimeout (halted when ctx is done).
 func (c *compiled) validate(ctx context.Context) (abi.Description, []string) {
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
@@ -116,7 +116,9 @@ func (c *compiled) validate(ctx context.Context) (abi.Description, []string) {
 	if err != nil {
 		return abi.Description{}, []string{err.Error()}
 	}
+	stop := context.AfterFunc(ctx, inst.halt)
 	desc, problems := inst.validate()
+	stop()
 	if err := inst.close(ctx); err != nil {
 		problems = append(problems, err.Error())
 	}

@@ -3,9 +3,26 @@ package host
 import "time"
 
 // watchdog is a Pool's deadline keeper: one goroutine that wakes when the
-// running call would reach the CallTimeout and cancels the live instance's
-// context if the call is still running, so a Call needs no timer or context
-// of its own. wazero then stops the guest and closes its module.
+// running call would reach the CallTimeout and, if the call is still
+// running, sets the live instance's stop flag (see instrument.go), so a Call
+// needs no timer or context of its own. The guest traps at its next slow
+// path, within checkBudget loop iterations, and the Pool discards the
+// instance.
+//
+// The flag is written from this goroutine while the guest runs on the
+// Pool's. This is sound on the platforms wazero compiles for (amd64 and
+// arm64; the host always uses the compiler): the flag lives in the
+// instance's module context, a Go byte slice that compiled code reads
+// through a pointer; wazero's compiler loads a global anew in every block
+// with several predecessors, such as a loop head, and hoists no load out of
+// a loop, so every slow path loads the flag from memory. The store changes
+// one byte from 0 to 1, so the guest reads 0 or 1, never a torn value, and
+// cache coherence makes the 1 visible to the next loads. The slow path also
+// exits to Go, so this goroutine gets to run even while the garbage
+// collector stops the world. On the Go side only this goroutine writes the
+// flag, after the atomic handover of the instance (Pool.live and
+// instance.start), and nothing reads it, so the race detector has nothing
+// to report.
 type watchdog struct {
 	quit chan struct{}
 	done chan struct{}
@@ -38,7 +55,7 @@ func (w *watchdog) stop() {
 	<-w.done
 }
 
-// expire cancels the live call if it has run for the CallTimeout and returns
+// expire stops the live call if it has run for the CallTimeout and returns
 // how long to sleep before looking again.
 func (p *Pool) expire() time.Duration {
 	inst := p.live.Load()
@@ -53,8 +70,6 @@ func (p *Pool) expire() time.Duration {
 	if ran < p.timeout {
 		return p.timeout - ran
 	}
-	if inst.start.CompareAndSwap(started, expiredStamp) {
-		inst.cancel()
-	}
+	inst.interrupt(started)
 	return p.timeout
 }

@@ -40,8 +40,10 @@ func (n *nativeUpper) process(ctx context.Context, recs []abi.Record) error {
 	return n.next.process(ctx, n.out)
 }
 
-func (n *nativeUpper) finish(ctx context.Context) error { return n.next.finish(ctx) }
-func (n *nativeUpper) close(ctx context.Context) error  { return n.next.close(ctx) }
+func (n *nativeUpper) advance(ctx context.Context, wm int64) error { return n.next.advance(ctx, wm) }
+func (n *nativeUpper) tick(ctx context.Context, now int64) error   { return n.next.tick(ctx, now) }
+func (n *nativeUpper) finish(ctx context.Context) error            { return n.next.finish(ctx) }
+func (n *nativeUpper) close(ctx context.Context) error             { return n.next.close(ctx) }
 
 // countSink counts what reaches the end of a chain, so benchmarks can check
 // that every record arrived.
@@ -51,8 +53,10 @@ func (c *countSink) process(_ context.Context, recs []abi.Record) error {
 	c.n += int64(len(recs))
 	return nil
 }
-func (c *countSink) finish(context.Context) error { return nil }
-func (c *countSink) close(context.Context) error  { return nil }
+func (c *countSink) advance(context.Context, int64) error { return nil }
+func (c *countSink) tick(context.Context, int64) error    { return nil }
+func (c *countSink) finish(context.Context) error         { return nil }
+func (c *countSink) close(context.Context) error          { return nil }
 
 var (
 	benchHostOnce sync.Once

@@ -10,17 +10,25 @@ import (
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/state"
 )
 
 // builder turns a plan into tasks: one per chain head and subtask.
 type builder struct {
 	j     *job
 	edges map[*edge]*exchange.Edge
+	// budget bounds the memory of the job's keyed state (state.go).
+	budget *state.Budget
+	// run is the run's checkpointing, nil when the job takes no
+	// checkpoints; restore is what the run restores, nil for nothing.
+	run     *checkpointRun
+	restore *restoreSet
 }
 
-// build creates every task of the job. On failure it releases what it made.
-func (j *job) build(ctx context.Context) (tasks []*task, err error) {
-	b := &builder{j: j, edges: map[*edge]*exchange.Edge{}}
+// build creates every task of the job, restoring their state from restore
+// (when not nil). On failure it releases what it made.
+func (j *job) build(ctx context.Context, run *checkpointRun, restore *restoreSet) (tasks []*task, err error) {
+	b := &builder{j: j, edges: map[*edge]*exchange.Edge{}, run: run, restore: restore}
 	cfg := exchange.Config{BufferTimeout: j.plan.job.BufferTimeout.Duration}
 	for _, v := range j.plan.vertices {
 		for _, e := range v.out {
@@ -58,7 +66,8 @@ func (j *job) build(ctx context.Context) (tasks []*task, err error) {
 // error so that the caller can release what was made.
 func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
 	job := b.j.plan.job
-	t := &task{name: v.id, subtask: i, batchSize: job.UDF.BatchSize}
+	t := &task{name: v.id, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.log.With("vertex", v.id, "subtask", i)}
+	b.checkpointTask(t, v)
 	if job.OnUDFError == onErrorDeadLetter {
 		sink, err := connector.NewJetStreamSink(ctx, b.j.mgr.cfg.JetStream, connector.JetStreamSinkConfig{Subject: job.DeadLetter})
 		if err != nil {
@@ -73,6 +82,10 @@ func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
 	}
 	if v.source != nil {
 		t.source, err = b.source(ctx, v, i)
+		if err == nil {
+			t.sourceSplits()
+			b.checkpointSource(t, v, i)
+		}
 		return t, err
 	}
 	var channels [][]*exchange.InputChannel
@@ -80,6 +93,7 @@ func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
 		channels = append(channels, b.edges[e].Channels(i))
 	}
 	t.gate = exchange.NewGate(exchange.Config{BufferTimeout: job.BufferTimeout.Duration}, channels...)
+	b.checkpointGate(t)
 	return t, nil
 }
 
@@ -105,41 +119,66 @@ func (b *builder) source(ctx context.Context, v *vertex, i int) (connector.Sourc
 		}
 		cfg.End = end
 	}
-	return connector.NewJetStreamSource(ctx, js, cfg)
+	start, err := b.startPositions(ctx, v, cfg.Stream)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Start = start
+	src, err := connector.NewJetStreamSource(ctx, js, cfg)
+	if err != nil {
+		// A nil *JetStreamSource in a Source would not be nil.
+		return nil, err
+	}
+	return src, nil
 }
 
 // vertexStage builds the stages of vertex v in subtask i, followed by
 // whatever consumes its output.
 func (b *builder) vertexStage(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
 	c := b.j.counters[v.id][i]
+	t.stats.vertices = append(t.stats.vertices, b.vertexClock(v, i))
 	policy := b.policy(t, v.id, c)
 	out, err := b.outputs(ctx, t, v, i)
 	if err != nil {
 		return nil, err
 	}
-	var s stage = &meter{count: &c.out, next: out}
+	var s stage = &meter{count: &c.out, wm: &c.watermark, next: out}
 	switch {
 	case v.source != nil:
-		if ts := v.source.Timestamp; ts != nil && ts.Field != "" {
-			s = &fieldExtract{field: ts.Field, timestamp: true, policy: policy, next: s}
-		} else if v.fn != nil {
-			s = b.wasmStage(t, v.id, i, v.fn, abi.KindTimestamp, policy, s)
-		}
+		s = b.sourceStages(t, v, i, policy, s)
 	case v.sink != nil:
-		sink, err := b.sink(ctx, v)
+		sink, err := b.sink(ctx, t, v, i)
 		if err != nil {
 			return nil, err
 		}
-		s = &meter{count: &c.out, next: sink}
+		s = throttled(v.sink.Throttle, v.parallelism, &meter{count: &c.out, wm: &c.watermark, next: sink})
+	case v.kind == string(abi.KindProcess):
+		if s, err = b.processStage(t, v, i, policy, s); err != nil {
+			return nil, errors.Join(err, out.close(ctx))
+		}
+	case v.join != nil:
+		if s, err = b.joinStage(ctx, t, v, i, c, policy, s); err != nil {
+			return nil, errors.Join(err, out.close(ctx))
+		}
+	case v.win != nil:
+		if s, err = b.windowStage(ctx, t, v, i, c, policy, s); err != nil {
+			return nil, errors.Join(err, out.close(ctx))
+		}
 	default:
 		s = b.wasmStage(t, v.id, i, v.fn, abi.Kind(v.kind), policy, s)
 	}
-	return &meter{count: &c.in, next: s}, nil
+	if err := b.checkpointStage(ctx, t, v, i, s); err != nil {
+		return nil, errors.Join(err, s.close(ctx))
+	}
+	return &inMeter{c: c, next: s}, nil
 }
 
-func (b *builder) sink(ctx context.Context, v *vertex) (stage, error) {
+func (b *builder) sink(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
 	if v.sink.Discard {
 		return discardSink{}, nil
+	}
+	if b.run != nil && b.run.exactlyOnce {
+		return b.txSink(ctx, t, v, i)
 	}
 	js := v.sink.JetStream
 	sink, err := connector.NewJetStreamSink(ctx, b.j.mgr.cfg.JetStream, connector.JetStreamSinkConfig{Subject: js.Subject, MaxInFlight: js.MaxInFlight})
@@ -154,6 +193,9 @@ func (b *builder) sink(ctx context.Context, v *vertex) (stage, error) {
 func (b *builder) outputs(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
 	var outs fanout
 	for _, e := range v.out {
+		if e.late {
+			continue
+		}
 		if e.chained() {
 			s, err := b.vertexStage(ctx, t, e.to, i)
 			if err != nil {
@@ -195,7 +237,8 @@ func (b *builder) partitioner(e *edge, producer int) exchange.Partitioner {
 }
 
 func (b *builder) policy(t *task, vertexID string, c *counters) *errorPolicy {
-	return &errorPolicy{mode: b.j.plan.job.OnUDFError, vertex: vertexID, dlq: t.dlq, c: c, log: b.j.log}
+	log := b.j.log.With("vertex", vertexID, "subtask", t.subtask)
+	return &errorPolicy{mode: b.j.plan.job.OnUDFError, vertex: vertexID, dlq: t.dlq, c: c, log: log}
 }
 
 func (b *builder) wasmStage(t *task, vertexID string, i int, f *funcRef, kind abi.Kind, policy *errorPolicy, next stage) stage {
@@ -206,7 +249,7 @@ func (b *builder) wasmStage(t *task, vertexID string, i int, f *funcRef, kind ab
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},
 	})
 	return &wasmOp{
-		kind: kind, module: f.module.id, function: f.name, fn: f.index, pool: pool,
+		kind: kind, module: f.module.id, function: f.name, fn: f.index, pool: t.stats.meter(vertexID, f.name, pool),
 		batchSize: limits.BatchSize, policy: policy, next: next,
 	}
 }

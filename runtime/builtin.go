@@ -68,13 +68,17 @@ func (f *fieldExtract) keep(v []byte) []byte {
 	return kept
 }
 
-func (f *fieldExtract) finish(ctx context.Context) error { return f.next.finish(ctx) }
-func (f *fieldExtract) close(ctx context.Context) error  { return f.next.close(ctx) }
+func (f *fieldExtract) advance(ctx context.Context, wm int64) error { return f.next.advance(ctx, wm) }
+func (f *fieldExtract) tick(ctx context.Context, now int64) error   { return f.next.tick(ctx, now) }
+func (f *fieldExtract) finish(ctx context.Context) error            { return f.next.finish(ctx) }
+func (f *fieldExtract) close(ctx context.Context) error             { return f.next.close(ctx) }
 
 // discardSink counts and drops records: the `discard: true` sink, used by
 // benchmarks and tests.
 type discardSink struct{}
 
 func (discardSink) process(context.Context, []abi.Record) error { return nil }
+func (discardSink) advance(context.Context, int64) error        { return nil }
+func (discardSink) tick(context.Context, int64) error           { return nil }
 func (discardSink) finish(context.Context) error                { return nil }
 func (discardSink) close(context.Context) error                 { return nil }

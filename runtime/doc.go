@@ -10,6 +10,12 @@
 // writers and its gate; no other goroutine touches them. Counters read by the
 // API are atomics.
 //
+// Observation: while a job runs, its backpressure sampler (one goroutine,
+// pressure.go) reads every task's figures each second; the metrics collector
+// (metrics.go) reads them when /metrics is scraped. Both read only atomics,
+// exchange Stats and the Wasm pools' counters, never a task's own state
+// (metrics_clock.go, metrics_udf.go). pressureSampler.mu is a leaf.
+//
 // Lock order: Manager.mu before job.mu; neither is held while calling into a
 // task, a module or the network.
 package runtime

@@ -52,13 +52,32 @@ type ModuleInfo struct {
 
 // JobInfo is a job's state and its vertices.
 type JobInfo struct {
-	ID       string       `json:"id"`
-	Name     string       `json:"name"`
-	State    JobState     `json:"state"`
-	Created  time.Time    `json:"created"`
-	Ended    *time.Time   `json:"ended,omitempty"`
-	Failure  string       `json:"failure,omitempty"`
+	ID      string     `json:"id"`
+	Name    string     `json:"name"`
+	State   JobState   `json:"state"`
+	Created time.Time  `json:"created"`
+	Ended   *time.Time `json:"ended,omitempty"`
+	Failure string     `json:"failure,omitempty"`
+	// Restarts counts the restarts after failures.
+	Restarts int64 `json:"restarts,omitempty"`
+	// Checkpoint summarises the job's checkpoints, when it takes them.
+	Checkpoint *CheckpointInfo `json:"checkpoint,omitempty"`
+	// Warnings are what the platform noticed at submission that the user
+	// should know (for example a short duplicate window).
+	Warnings []string     `json:"warnings,omitempty"`
 	Vertices []VertexInfo `json:"vertices,omitempty"`
+	Edges    []EdgeInfo   `json:"edges,omitempty"`
+}
+
+// EdgeInfo is one edge of the job graph.
+type EdgeInfo struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Ship is how records cross it: forward, hash, rebalance or broadcast.
+	Ship string `json:"ship"`
+	// Chained edges are direct calls inside one task; the others go
+	// through the exchange.
+	Chained bool `json:"chained"`
 }
 
 // VertexInfo is one vertex of the execution graph, summed over its subtasks.
@@ -73,5 +92,10 @@ type VertexInfo struct {
 	Skipped      int64   `json:"skipped"`
 	DeadLettered int64   `json:"dead_lettered"`
 	Backpressure float64 `json:"backpressure"`
-	Watermark    *int64  `json:"watermark,omitempty"`
+	// Watermark is the least watermark the vertex's subtasks passed on
+	// (milliseconds; absent until every subtask has one).
+	Watermark *int64 `json:"watermark,omitempty"`
+	// LateRecords counts the records a window operator found too late for
+	// every window: sent to its late_output, or dropped.
+	LateRecords int64 `json:"late_records,omitempty"`
 }

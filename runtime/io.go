@@ -6,6 +6,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/watermark"
 )
 
 // sinkStage writes to a connector sink; finish waits for every write to be
@@ -18,8 +19,10 @@ func (s *sinkStage) process(ctx context.Context, recs []abi.Record) error {
 	return s.sink.Write(ctx, recs)
 }
 
-func (s *sinkStage) finish(ctx context.Context) error { return s.sink.Flush(ctx) }
-func (s *sinkStage) close(context.Context) error      { return s.sink.Close() }
+func (s *sinkStage) advance(context.Context, int64) error { return nil }
+func (s *sinkStage) tick(context.Context, int64) error    { return nil }
+func (s *sinkStage) finish(ctx context.Context) error     { return s.sink.Flush(ctx) }
+func (s *sinkStage) close(context.Context) error          { return s.sink.Close() }
 
 // exchangeOut sends records to the subtasks of the next task through the
 // credit-based exchange, choosing the channel with a partitioner.
@@ -29,6 +32,9 @@ type exchangeOut struct {
 	// broadcast sends every record to every channel.
 	broadcast bool
 	channels  int
+	// sent is the last watermark broadcast, if any (hasSent).
+	sent    int64
+	hasSent bool
 }
 
 func (e *exchangeOut) process(ctx context.Context, recs []abi.Record) error {
@@ -44,6 +50,18 @@ func (e *exchangeOut) process(ctx context.Context, recs []abi.Record) error {
 	}
 	return nil
 }
+
+// advance broadcasts the watermark on every channel, in band behind the
+// records already emitted, unless it is not above the last one sent.
+func (e *exchangeOut) advance(ctx context.Context, wm int64) error {
+	if e.hasSent && wm <= e.sent {
+		return nil
+	}
+	e.sent, e.hasSent = wm, true
+	return e.writer.BroadcastEvent(ctx, watermark.Event{Time: wm})
+}
+
+func (e *exchangeOut) tick(context.Context, int64) error { return nil }
 
 func (e *exchangeOut) finish(ctx context.Context) error { return e.writer.Close(ctx) }
 func (e *exchangeOut) close(context.Context) error      { return nil }

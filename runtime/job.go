@@ -22,6 +22,9 @@ type job struct {
 	counters map[string][]*counters
 	// pressure reports each vertex's backpressured ratio.
 	pressure *pressureSampler
+	// checkpoints is the job's checkpointing, nil without a checkpoint
+	// block (checkpoint.go).
+	checkpoints *jobCheckpoints
 
 	mu        sync.Mutex
 	st        JobState
@@ -34,6 +37,12 @@ type job struct {
 	suspended bool
 	// ends fixes each bounded source's end, by source id and filter.
 	ends map[string]map[string]uint64
+	// tasks are the job's tasks once built; the metrics read them.
+	tasks []*task
+	// restarts counts the restarts after failures (restart.go).
+	restarts int64
+	// warnings are what submission noticed (checkpointWarnings).
+	warnings []string
 
 	done chan struct{}
 }
@@ -47,7 +56,7 @@ func newJob(id string, spec []byte, p *plan, m *Manager) *job {
 	for _, v := range p.vertices {
 		cs := make([]*counters, v.parallelism)
 		for i := range cs {
-			cs[i] = &counters{}
+			cs[i] = newCounters()
 		}
 		j.counters[v.id] = cs
 	}
@@ -79,6 +88,9 @@ func (j *job) setState(s JobState, failure string) {
 // recordLocked is the job's registry record; j.mu is held.
 func (j *job) recordLocked() *jobRecord {
 	rec := &jobRecord{ID: j.id, Name: j.plan.job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends}
+	if cp := j.checkpoints; cp != nil && cp.from != nil {
+		rec.FromSavepoint, rec.AllowNonRestored = cp.from.String(), cp.allowNonRestd
+	}
 	if !j.ended.IsZero() {
 		ended := j.ended
 		rec.Ended = &ended
@@ -131,27 +143,19 @@ func (j *job) start() {
 	go j.supervise(ctx, cancel)
 }
 
-// supervise builds the tasks, runs them until they all finish or one fails,
-// and records the outcome.
+// supervise runs the job, restarting it after failures as its restart
+// strategy allows (restart.go), and records the outcome.
 func (j *job) supervise(ctx context.Context, cancel context.CancelFunc) {
 	defer close(j.done)
 	defer cancel()
-	tasks, err := j.build(ctx)
-	if err == nil {
-		j.markRunning()
-		j.log.Info("job running", "tasks", len(tasks))
-		stopSampler := j.pressure.start(tasks)
-		err = runTasks(ctx, cancel, tasks)
-		stopSampler()
-	}
-	j.finish(err)
+	j.finish(j.runWithRestarts(ctx))
 }
 
-// markRunning moves a created job to RUNNING; a job cancelled while it was
-// being built stays CANCELLING.
+// markRunning moves a created or restarting job to RUNNING; a job cancelled
+// while it was being built stays CANCELLING.
 func (j *job) markRunning() {
 	j.mu.Lock()
-	if j.st != StateCreated {
+	if j.st != StateCreated && j.st != StateRestarting {
 		j.mu.Unlock()
 		return
 	}
@@ -187,7 +191,8 @@ func (j *job) finish(err error) {
 }
 
 // runTasks runs every task in its own goroutine; the first failure cancels
-// the others. It returns that failure.
+// the others. It returns that failure. A task that stopped after a
+// savepoint that stops the job has not failed.
 func runTasks(ctx context.Context, cancel context.CancelFunc, tasks []*task) error {
 	var (
 		wg       sync.WaitGroup
@@ -198,7 +203,7 @@ func runTasks(ctx context.Context, cancel context.CancelFunc, tasks []*task) err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := t.run(ctx); err != nil && ctx.Err() == nil {
+			if err := t.run(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, errStopped) {
 				once.Do(func() { firstErr = fmt.Errorf("task %s: %w", t.name, err); cancel() })
 			}
 		}()
@@ -236,12 +241,15 @@ func (j *job) cancel(ctx context.Context, suspend bool) error {
 // info snapshots the job for the API.
 func (j *job) info() JobInfo {
 	j.mu.Lock()
-	info := JobInfo{ID: j.id, Name: j.plan.job.Name, State: j.st, Created: j.created, Failure: j.failure}
+	info := JobInfo{ID: j.id, Name: j.plan.job.Name, State: j.st, Created: j.created, Failure: j.failure, Restarts: j.restarts, Warnings: j.warnings}
 	if !j.ended.IsZero() {
 		ended := j.ended
 		info.Ended = &ended
 	}
 	j.mu.Unlock()
+	if j.checkpoints != nil {
+		info.Checkpoint = j.checkpoints.info()
+	}
 	for _, v := range j.plan.vertices {
 		vi := VertexInfo{ID: v.id, Kind: v.kind, Parallelism: v.parallelism, Task: j.taskName(v)}
 		for _, c := range j.counters[v.id] {
@@ -250,9 +258,12 @@ func (j *job) info() JobInfo {
 			vi.UDFErrors += c.udfErrors.Load()
 			vi.Skipped += c.skipped.Load()
 			vi.DeadLettered += c.deadLettered.Load()
+			vi.LateRecords += c.late.Load()
 		}
+		vi.Watermark = vertexWatermark(j.counters[v.id])
 		vi.Backpressure = j.pressure.ratio(j.taskName(v))
 		info.Vertices = append(info.Vertices, vi)
+		info.Edges = append(info.Edges, edgeInfos(v)...)
 	}
 	return info
 }

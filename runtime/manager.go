@@ -6,25 +6,34 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/spec"
 )
 
 // Config wires a Manager to the platform's parts.
 type Config struct {
-	// DataDir holds uploaded modules.
+	// DataDir holds uploaded modules, and the Pebble state backend's
+	// databases under state/.
 	DataDir string
+	// StateBudget is the keyed-state memory of a job whose spec sets no
+	// state.budget (the worker's budget); 0 means DefaultStateBudget.
+	StateBudget int64
 	// Host compiles and runs modules.
 	Host *host.Host
 	// JetStream serves JetStream sources, sinks and dead letters.
 	JetStream jetstream.JetStream
-	Logger    *slog.Logger
+	// Checkpoints stores checkpoints and savepoints; nil keeps them in
+	// DataDir/checkpoints (without DataDir, jobs cannot take checkpoints).
+	Checkpoints checkpoint.Store
+	Logger      *slog.Logger
 }
 
 // Manager keeps the uploaded modules and runs jobs. Its methods are what the
@@ -35,6 +44,8 @@ type Manager struct {
 
 	// registry persists jobs when the platform has JetStream.
 	registry *registry
+	// checkpoints stores checkpoints and savepoints.
+	checkpoints checkpoint.Store
 
 	mu      sync.Mutex
 	modules map[string]*moduleEntry
@@ -50,6 +61,10 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg.Logger = slog.Default()
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, jobs: map[string]*job{}, past: map[string]JobInfo{}}
+	m.checkpoints = cfg.Checkpoints
+	if m.checkpoints == nil && cfg.DataDir != "" {
+		m.checkpoints = checkpoint.NewDirStore(filepath.Join(cfg.DataDir, "checkpoints"))
+	}
 	if err := m.loadModules(ctx); err != nil {
 		return nil, err
 	}
@@ -78,7 +93,7 @@ func (m *Manager) resume(ctx context.Context) error {
 			m.past[rec.ID] = JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure}
 			continue
 		}
-		j, err := m.prepare(ctx, rec.ID, rec.Spec)
+		j, err := m.prepare(ctx, rec.ID, rec.Spec, rec.FromSavepoint, rec.AllowNonRestored)
 		if err != nil {
 			now := time.Now().UTC()
 			rec.State, rec.Failure, rec.Ended = StateFailed, "resuming after restart: "+err.Error(), &now
@@ -97,8 +112,9 @@ func (m *Manager) resume(ctx context.Context) error {
 	return nil
 }
 
-// prepare parses and checks a job spec and makes the job, not yet started.
-func (m *Manager) prepare(ctx context.Context, id string, data []byte) (*job, error) {
+// prepare parses and checks a job spec and makes the job, not yet started;
+// from names the savepoint it starts from, if any.
+func (m *Manager) prepare(ctx context.Context, id string, data []byte, from string, allowNonRestored bool) (*job, error) {
 	js, err := spec.Parse(data)
 	if err != nil {
 		return nil, err
@@ -110,13 +126,25 @@ func (m *Manager) prepare(ctx context.Context, id string, data []byte) (*job, er
 	if err := m.checkConnectors(ctx, p); err != nil {
 		return nil, err
 	}
-	return newJob(id, data, p, m), nil
+	cp, err := m.prepareCheckpoints(ctx, p, from, allowNonRestored)
+	if err != nil {
+		return nil, err
+	}
+	j := newJob(id, data, p, m)
+	j.checkpoints = cp
+	j.warnings = m.checkpointWarnings(ctx, p)
+	return j, nil
 }
 
 // SubmitJob parses a job spec (JSON or YAML), checks it against the uploaded
 // modules and starts it.
 func (m *Manager) SubmitJob(ctx context.Context, data []byte) (JobInfo, error) {
-	j, err := m.prepare(ctx, newJobID(), data)
+	return m.submit(ctx, data, "", false)
+}
+
+// submit starts a job, from a savepoint when from is set.
+func (m *Manager) submit(ctx context.Context, data []byte, from string, allowNonRestored bool) (JobInfo, error) {
+	j, err := m.prepare(ctx, newJobID(), data, from, allowNonRestored)
 	if err != nil {
 		return JobInfo{}, err
 	}

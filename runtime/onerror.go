@@ -53,7 +53,7 @@ func (p *errorPolicy) recordFailed(ctx context.Context, rec *abi.Record, cause e
 	switch p.mode {
 	case onErrorSkip:
 		p.c.skipped.Add(1)
-		p.log.Debug("record skipped", "vertex", p.vertex, "error", cause)
+		p.log.Debug("record skipped", "error", cause)
 		return nil
 	case onErrorDeadLetter:
 		p.headers = append(p.headers[:0], rec.Headers...)

@@ -32,6 +32,14 @@ type vertex struct {
 	sink        *spec.Sink
 	// fn is the module function the vertex runs, if any.
 	fn *funcRef
+	// onTimer is a process operator's on_timer function, if any.
+	onTimer *funcRef
+	// win is the window of an aggregate, reduce or process_window operator.
+	win *windowPlan
+	// join is the plan of a join operator.
+	join *joinPlan
+	// wmFn is a source's punctuated watermark function.
+	wmFn *funcRef
 	// in and out are the vertex's edges.
 	in  []*edge
 	out []*edge
@@ -51,6 +59,9 @@ type edge struct {
 	// keyFn and keyField select the key before hash shipping.
 	keyField string
 	keyFn    *funcRef
+	// late carries a window operator's late records to its late_output
+	// sink instead of its results.
+	late bool
 }
 
 // chained reports whether the edge is a direct call inside one task.
@@ -78,26 +89,11 @@ func unsupported(j *spec.Job) []string {
 			out = append(out, path)
 		}
 	}
-	for i, s := range j.Sources {
-		p := fmt.Sprintf("sources[%d]", i)
-		if s.Watermark != nil {
-			add(p+".watermark", s.Watermark.Strategy != "" && s.Watermark.Strategy != "none")
-		}
-	}
 	for i, o := range j.Operators {
 		p := fmt.Sprintf("operators[%d]", i)
-		add(p+".window", o.Window != nil)
-		add(p+".window_all", o.WindowAll != nil)
-		add(p+".aggregate", o.Aggregate != nil)
-		add(p+".reduce", o.Reduce != nil)
-		add(p+".process_window", o.ProcessWindow != nil)
-		add(p+".process", o.Process != nil)
-		add(p+".join", o.Join != nil)
-		add(p+".late_output", o.LateOutput != "")
+		add(p+".join.function", o.Join != nil && o.Join.Interval != nil && o.Join.Function != nil)
 	}
-	add("checkpoint", j.Checkpoint != nil)
-	add("state", j.State != nil && j.State.Backend != "" && j.State.Backend != "memory")
-	add("restart", j.Restart != nil && j.Restart.Strategy != "" && j.Restart.Strategy != "none")
+	add("checkpoint.unaligned", j.Checkpoint != nil && j.Checkpoint.Unaligned)
 	return out
 }
 
@@ -144,6 +140,15 @@ func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
 		case o.FlatMap != nil:
 			v.kind = string(abi.KindFlatMap)
 			v.fn = resolve(path+".flat_map", o.FlatMap.Module, o.FlatMap.Function, abi.KindFlatMap)
+		case o.Aggregate != nil, o.Reduce != nil, o.ProcessWindow != nil:
+			v.kind = o.Kind()
+			planWindow(j, o, v, path, resolve)
+		case o.Process != nil:
+			v.kind = string(abi.KindProcess)
+			problems = append(problems, planProcess(o, v, path, resolve)...)
+		case o.Join != nil:
+			v.kind = o.Kind()
+			problems = append(problems, planJoin(j, o, v, path, resolve)...)
 		}
 		add(v)
 	}
@@ -151,7 +156,7 @@ func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
 		s := &j.Sinks[i]
 		add(&vertex{id: s.ID, kind: "sink", parallelism: s.Parallelism, sink: s})
 	}
-	connect := func(from, to *vertex, keyBy *spec.KeyBy, partition, path string) {
+	connect := func(from, to *vertex, keyBy *spec.KeyBy, partition, path string) *edge {
 		e := &edge{from: from, to: to, ship: shipForward}
 		switch {
 		case keyBy != nil:
@@ -167,18 +172,36 @@ func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
 		}
 		from.out = append(from.out, e)
 		to.in = append(to.in, e)
+		return e
 	}
 	for i := range j.Operators {
 		o := &j.Operators[i]
+		if jo := o.Join; jo != nil {
+			path := fmt.Sprintf("operators[%d].join", i)
+			connect(p.byID[jo.Left.Input], p.byID[o.ID], &jo.Left.KeyBy, "", path+".left")
+			connect(p.byID[jo.Right.Input], p.byID[o.ID], &jo.Right.KeyBy, "", path+".right")
+			continue
+		}
 		connect(p.byID[o.Input], p.byID[o.ID], o.KeyBy, o.Partition, fmt.Sprintf("operators[%d]", i))
 	}
 	for i := range j.Sinks {
 		s := &j.Sinks[i]
-		connect(p.byID[s.Input], p.byID[s.ID], nil, s.Partition, fmt.Sprintf("sinks[%d]", i))
+		if s.Input != "" {
+			connect(p.byID[s.Input], p.byID[s.ID], nil, s.Partition, fmt.Sprintf("sinks[%d]", i))
+			continue
+		}
+		for k := range j.Operators {
+			if o := &j.Operators[k]; o.LateOutput == s.ID {
+				connect(p.byID[o.ID], p.byID[s.ID], nil, s.Partition, fmt.Sprintf("sinks[%d]", i)).late = true
+			}
+		}
 	}
 	for i, s := range j.Sources {
 		if s.Timestamp != nil && s.Timestamp.Function != nil {
 			p.byID[s.ID].fn = resolve(fmt.Sprintf("sources[%d].timestamp", i), s.Timestamp.Function.Module, s.Timestamp.Function.Function, abi.KindTimestamp)
+		}
+		if w := s.Watermark; w != nil && w.Function != nil {
+			p.byID[s.ID].wmFn = resolve(fmt.Sprintf("sources[%d].watermark.function", i), w.Function.Module, w.Function.Function, abi.KindWatermark)
 		}
 	}
 	if len(problems) > 0 {
@@ -210,6 +233,10 @@ func (p *plan) modules() []string {
 	}
 	for _, v := range p.vertices {
 		note(v.fn)
+		note(v.wmFn)
+		if v.win != nil {
+			note(v.win.gapFn)
+		}
 		for _, e := range v.out {
 			note(e.keyFn)
 		}

@@ -28,6 +28,10 @@ type jobRecord struct {
 	// subject filter) when the job first starts, so that a resumed job
 	// ends at the same place.
 	Ends map[string]map[string]uint64 `json:"ends,omitempty"`
+	// FromSavepoint is the savepoint the job was submitted from, restored
+	// until the job has a checkpoint of its own.
+	FromSavepoint    string `json:"from_savepoint,omitempty"`
+	AllowNonRestored bool   `json:"allow_non_restored_state,omitempty"`
 }
 
 // registry persists job records in JetStream KV. Writes come from the

@@ -15,6 +15,13 @@ import (
 type stage interface {
 	// process handles a batch of records.
 	process(ctx context.Context, recs []abi.Record) error
+	// advance tells the stage that event time has reached wm (a watermark):
+	// it fires what is due (timers, windows) and then advances the stages
+	// after it. Watermarks never go backwards.
+	advance(ctx context.Context, wm int64) error
+	// tick tells the stage that processing time is now (ms since the epoch): it
+	// fires processing-time timers and windows that are due.
+	tick(ctx context.Context, now int64) error
 	// finish is called once at the end of input, after the last process; it
 	// flushes and then finishes the stages after it.
 	finish(ctx context.Context) error
@@ -29,6 +36,24 @@ type fanout []stage
 func (f fanout) process(ctx context.Context, recs []abi.Record) error {
 	for _, s := range f {
 		if err := s.process(ctx, recs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f fanout) advance(ctx context.Context, wm int64) error {
+	for _, s := range f {
+		if err := s.advance(ctx, wm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f fanout) tick(ctx context.Context, now int64) error {
+	for _, s := range f {
+		if err := s.tick(ctx, now); err != nil {
 			return err
 		}
 	}
@@ -59,11 +84,27 @@ type counters struct {
 	udfErrors    atomic.Int64
 	skipped      atomic.Int64
 	deadLettered atomic.Int64
+	// busy times the vertex's stage (see inMeter).
+	busy busyClock
+	// late counts records too late for every window (window operators).
+	late atomic.Int64
+	// watermark is the last watermark the vertex passed on, or
+	// abi.NoWatermark.
+	watermark atomic.Int64
 }
 
-// meter counts the records passing one point of a chain.
+// newCounters makes a subtask's counters, without a watermark yet.
+func newCounters() *counters {
+	c := &counters{}
+	c.watermark.Store(abi.NoWatermark)
+	return c
+}
+
+// meter counts the records passing one point of a chain and, when wm is set,
+// notes the watermarks passing it.
 type meter struct {
 	count *atomic.Int64
+	wm    *atomic.Int64
 	next  stage
 }
 
@@ -72,5 +113,13 @@ func (m *meter) process(ctx context.Context, recs []abi.Record) error {
 	return m.next.process(ctx, recs)
 }
 
-func (m *meter) finish(ctx context.Context) error { return m.next.finish(ctx) }
-func (m *meter) close(ctx context.Context) error  { return m.next.close(ctx) }
+func (m *meter) advance(ctx context.Context, wm int64) error {
+	if m.wm != nil {
+		m.wm.Store(wm)
+	}
+	return m.next.advance(ctx, wm)
+}
+
+func (m *meter) tick(ctx context.Context, now int64) error { return m.next.tick(ctx, now) }
+func (m *meter) finish(ctx context.Context) error          { return m.next.finish(ctx) }
+func (m *meter) close(ctx context.Context) error           { return m.next.close(ctx) }

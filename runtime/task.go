@@ -5,17 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime/debug"
-	"time"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/watermark"
 )
 
 // fetchWait bounds how long a source task waits for input before looking
-// at its context again.
-const fetchWait = 100 * time.Millisecond
+// at its context and its processing-time clock again.
+const fetchWait = tickEvery
 
 // task is one subtask of a chain: a source or an exchange gate feeding the
 // chain's stages. It runs in its own goroutine, which owns everything here.
@@ -27,19 +29,36 @@ type task struct {
 	source    connector.Source
 	gate      *exchange.Gate
 	writers   []*exchange.Writer
+	// inputs tells a join which of its two inputs a batch comes from; nil
+	// for a single-input task.
+	inputs *joinInputs
 	// dlq publishes dead letters; it is finished after the chain.
 	dlq stage
+	// log carries the job, vertex (the chain head) and subtask.
+	log *slog.Logger
+	// stats are the task's figures for metrics and backpressure.
+	stats taskStats
+	// time is the task's event and processing time (tasktime.go).
+	time taskTime
+	// cp is the task's side of checkpointing, nil when the job takes no
+	// checkpoints (checkpoint_task.go).
+	cp *taskCheckpoint
 }
 
 // run processes input until its end (then finishes the chain) or a failure.
 // A panic in the task becomes its error instead of crashing the process.
 func (t *task) run(ctx context.Context) (err error) {
+	t.stats.begin()
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 		if cerr := t.close(); err == nil {
 			err = cerr
+		}
+		t.stats.end()
+		if err != nil && ctx.Err() == nil {
+			t.log.Error("task failed", "error", err)
 		}
 	}()
 	if t.source != nil {
@@ -54,7 +73,12 @@ func (t *task) run(ctx context.Context) (err error) {
 		return err
 	}
 	if t.dlq != nil {
-		return t.dlq.finish(ctx)
+		if err := t.dlq.finish(ctx); err != nil {
+			return err
+		}
+	}
+	if t.cp != nil {
+		return t.cp.finishInput(ctx, t)
 	}
 	return nil
 }
@@ -62,15 +86,22 @@ func (t *task) run(ctx context.Context) (err error) {
 func (t *task) runSource(ctx context.Context) error {
 	var batch abi.Batch
 	for {
+		if t.cp != nil {
+			if err := t.cp.poll(ctx, t); err != nil {
+				return err
+			}
+		}
 		batch.Reset()
+		start := monoNanos()
 		err := t.source.Fetch(ctx, &batch, t.batchSize, fetchWait)
+		t.stats.fetched(start, batch.Len() >= t.batchSize)
 		if batch.Len() > 0 {
-			if perr := t.chain.process(ctx, batch.Records); perr != nil {
+			if perr := t.processSource(ctx, &batch); perr != nil {
 				return perr
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return nil
+			return t.chain.advance(ctx, watermark.MaxWatermark)
 		}
 		if err != nil {
 			return err
@@ -78,23 +109,44 @@ func (t *task) runSource(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if err := t.sourceTick(ctx); err != nil {
+			return err
+		}
 	}
 }
 
 func (t *task) runGate(ctx context.Context) error {
 	var recs []abi.Record
+	stop := t.startTicker()
+	defer stop()
 	for {
+		if err := t.gateTick(ctx); err != nil {
+			return err
+		}
+		if t.cp != nil {
+			if err := t.cp.poll(ctx, t); err != nil {
+				return err
+			}
+		}
 		buf, err := t.gate.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			return nil
+			return t.endGate(ctx)
+		}
+		if errors.Is(err, exchange.ErrWoken) {
+			continue
 		}
 		if err != nil {
 			return err
 		}
-		if buf.Event() != nil {
+		if ev := buf.Event(); ev != nil {
+			channel := buf.Channel()
 			buf.Recycle()
+			if err := t.event(ctx, channel, ev); err != nil {
+				return err
+			}
 			continue
 		}
+		t.stats.bytesIn.Add(int64(len(buf.Frame())))
 		// recs keeps its length between buffers so that each record's
 		// header slice is reused.
 		n := 0
@@ -107,12 +159,29 @@ func (t *task) runGate(ctx context.Context) error {
 			}
 			n++
 		}
+		if t.inputs != nil {
+			t.inputs.from(buf.Channel())
+		}
 		err = t.chain.process(ctx, recs[:n])
 		buf.Recycle()
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// event handles an input channel's event: a checkpoint barrier, or one for
+// event time (gateEvent) and then for barrier alignment (a channel's end).
+func (t *task) event(ctx context.Context, channel int, ev any) error {
+	if t.cp == nil {
+		return t.gateEvent(ctx, channel, ev)
+	}
+	if _, ok := ev.(checkpoint.Barrier); !ok {
+		if err := t.gateEvent(ctx, channel, ev); err != nil {
+			return err
+		}
+	}
+	return t.cp.gateEvent(ctx, t, channel, ev)
 }
 
 // close releases the chain, the source and the dead-letter sink.
@@ -130,14 +199,4 @@ func (t *task) close() error {
 		errs = append(errs, t.dlq.close(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-// backpressuredNanos is the time the task has spent waiting for output
-// buffers.
-func (t *task) backpressuredNanos() int64 {
-	var n int64
-	for _, w := range t.writers {
-		n += w.Stats().BackpressuredNanos
-	}
-	return n
 }

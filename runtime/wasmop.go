@@ -211,11 +211,17 @@ func tagName(t abi.Tag) string {
 		return "timestamp"
 	case abi.TagError:
 		return "error"
+	case abi.TagAccumulator:
+		return "accumulator"
+	case abi.TagWatermark:
+		return "watermark"
 	}
 	return fmt.Sprintf("tag %d", t)
 }
 
-func (o *wasmOp) finish(ctx context.Context) error { return o.next.finish(ctx) }
+func (o *wasmOp) advance(ctx context.Context, wm int64) error { return o.next.advance(ctx, wm) }
+func (o *wasmOp) tick(ctx context.Context, now int64) error   { return o.next.tick(ctx, now) }
+func (o *wasmOp) finish(ctx context.Context) error            { return o.next.finish(ctx) }
 
 func (o *wasmOp) close(ctx context.Context) error {
 	return errors.Join(o.pool.Close(ctx), o.next.close(ctx))

@@ -22,8 +22,10 @@ func (c *collectSink) process(_ context.Context, recs []abi.Record) error {
 	}
 	return nil
 }
-func (c *collectSink) finish(context.Context) error { return nil }
-func (c *collectSink) close(context.Context) error  { return nil }
+func (c *collectSink) advance(context.Context, int64) error { return nil }
+func (c *collectSink) tick(context.Context, int64) error    { return nil }
+func (c *collectSink) finish(context.Context) error         { return nil }
+func (c *collectSink) close(context.Context) error          { return nil }
 
 func newTestHost(t *testing.T) *host.Host {
 	t.Helper()

@@ -35,11 +35,25 @@ type build struct {
 
 // builds are the directories of udfs/, by name.
 var builds = map[string]*build{
-	"faulty-wat": {},
-	"kinds":      {},
-	"upper":      {},
-	"upper-wat":  {},
-	"wordcount":  {},
+	"avg":              {},
+	"avg-as":           {},
+	"avg-c":            {},
+	"avg-rust":         {},
+	"faulty-wat":       {},
+	"kinds":            {},
+	"kinds-as":         {},
+	"kinds-c":          {},
+	"kinds-rust":       {},
+	"sessions":         {},
+	"upper":            {},
+	"upper-wat":        {},
+	"windowkinds-as":   {},
+	"windowkinds-c":    {},
+	"windowkinds-rust": {},
+	"wordcount":        {},
+	"wordcount-as":     {},
+	"wordcount-c":      {},
+	"wordcount-rust":   {},
 }
 
 // wasmOf builds the module in directory name with its Makefile, into
@@ -48,7 +62,7 @@ func wasmOf(tb testing.TB, name string) []byte {
 	tb.Helper()
 	b := builds[name]
 	b.once.Do(func() {
-		if b.err = statSources(name, "../sdk/go", "../abi"); b.err != nil {
+		if b.err = statSources(name, "../sdk/go", "../abi", "../sdk/rust/src", "../sdk/c", "../sdk/assemblyscript/assembly"); b.err != nil {
 			return
 		}
 		out := filepath.Join(buildDir, name+".wasm")

@@ -41,6 +41,8 @@ func TestModuleContracts(t *testing.T) {
 			fn("log", abi.KindMap), fn("nonempty", abi.KindFilter), fn("fields", abi.KindFlatMap),
 			fn("by_value", abi.KindKey), fn("parse_time", abi.KindTimestamp),
 		}, true},
+		{"avg", []abi.Function{fn("avg", abi.KindAggregate), fn("largest", abi.KindReduce), fn("count", abi.KindAggregate)}, false},
+		{"sessions", []abi.Function{fn("summary", abi.KindWindowProcess), fn("gap", abi.KindSessionGap), fn("heartbeat", abi.KindWatermark)}, false},
 		{"upper", []abi.Function{fn("upper", abi.KindMap)}, false},
 		{"upper-wat", []abi.Function{fn("upper", abi.KindMap)}, false},
 		{"wordcount", []abi.Function{fn("split", abi.KindFlatMap)}, false},

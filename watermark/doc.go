@@ -1,4 +1,7 @@
 // Package watermark owns event time: watermark strategies, the per-channel
 // minimum (the valve) with idleness, and the timer service. Watermarks move
-// in-band through the exchange as control events.
+// in-band through the exchange as control events (Event, IdleEvent).
+//
+// Nothing here is safe for concurrent use: a valve, a generator or a timer
+// service belongs to the goroutine of the task that owns it.
 package watermark

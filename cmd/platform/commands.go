@@ -22,7 +22,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newDemoCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newDemoCommand(), newVersionCommand(), newUDFCommand())
 	return root
 }
 

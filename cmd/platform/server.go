@@ -74,7 +74,8 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 		return s, fmt.Errorf("http.addr: %w", err)
 	}
 	handler := api.New(api.Config{
-		Modules: s.manager, Jobs: s.manager, Token: cfg.Token, Logger: log.With("component", "api"),
+		Modules: s.manager, Jobs: s.manager, Checkpoints: s.manager, Token: cfg.Token, Logger: log.With("component", "api"),
+		Metrics: api.MetricsHandler(version, s.manager.Collector()),
 		Ready: func() error {
 			if !s.nc.IsConnected() {
 				return errors.New("not connected to NATS")

@@ -21,6 +21,8 @@ type Gate struct {
 	// waiting: Next waits on wake, which holds at most one token.
 	waiting bool
 	wake    chan struct{}
+	// woken: Wakeup asked the next wait of Next to return ErrWoken.
+	woken bool
 	// exclusive and floating are the gate's credits; freeFloating are the
 	// floating buffers not granted. While any channel is stalled,
 	// freeFloating is 0.
@@ -91,6 +93,11 @@ func (g *Gate) Next(ctx context.Context) (*Buffer, error) {
 			if g.ended == len(g.channels) {
 				g.mu.Unlock()
 				return nil, io.EOF
+			}
+			if g.woken {
+				g.woken = false
+				g.mu.Unlock()
+				return nil, ErrWoken
 			}
 			g.waiting = true
 			g.mu.Unlock()

@@ -92,6 +92,7 @@ var invalidSpecs = []struct {
 			"sources[0].jetstream.subjects[2]", "sources[1].jetstream.stream"}},
 	{"generator", "name: j\nsources: [{id: src, generator: {kind: random, rate: -1, count: -1, keys: 0}}]\n" + out,
 		[]string{"sources[0].generator.kind", "sources[0].generator.rate", "sources[0].generator.count", "sources[0].generator.keys"}},
+	{"throttle", "name: j\n" + src + "sinks: [{id: out, input: src, discard: true, throttle: -1}]\n", []string{"sinks[0].throttle"}},
 	{"timestamp both", "name: j\nsources: [{id: src, generator: {kind: sequence}, timestamp: {field: ts, function: {module: " + modA + ", function: f}}}]\n" + out,
 		[]string{"sources[0].timestamp"}},
 	{"timestamp function", "name: j\nsources: [{id: src, generator: {kind: sequence}, timestamp: {function: {module: sha256:ABC}}}]\n" + out,

@@ -23,6 +23,11 @@ type Operator struct {
 	Join            *Join        `json:"join,omitempty"`
 	AllowedLateness Duration     `json:"allowed_lateness,omitzero"`
 	LateOutput      string       `json:"late_output,omitempty"` // a sink without input
+	// OnTimer names the on_timer function, in the module of process, that
+	// handles the timers the process function registers.
+	OnTimer string `json:"on_timer,omitempty"`
+	// StateTTL overrides the TTL of states the operator's module declares.
+	StateTTL []StateTTL `json:"state_ttl,omitempty"`
 }
 
 // KeyBy selects the key: a JSON field of the value, or a key function.

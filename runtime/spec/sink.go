@@ -13,6 +13,9 @@ type Sink struct {
 	JetStream *JSSink `json:"jetstream,omitempty"`
 	// Discard counts the records and drops them (benchmarks and tests).
 	Discard bool `json:"discard,omitempty"`
+	// Throttle slows the sink to at most this many records per second,
+	// shared by its subtasks; 0: no limit. An extension for experiments.
+	Throttle int `json:"throttle,omitzero"`
 }
 
 // JSSink publishes to a JetStream subject.

@@ -138,6 +138,9 @@ func (v *validator) sinks() {
 		case s.JetStream == nil && !s.Discard:
 			v.fail(p, "set jetstream or discard")
 		}
+		if s.Throttle < 0 {
+			v.fail(p+".throttle", "must not be negative, got %d", s.Throttle)
+		}
 		if js := s.JetStream; js != nil {
 			if msg := subjectProblem(js.Subject, false); msg != "" {
 				v.fail(p+".jetstream.subject", "%s", msg)

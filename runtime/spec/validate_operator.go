@@ -44,6 +44,7 @@ func (v *validator) operator(p string, op *Operator) {
 	if op.Aggregate != nil {
 		v.aggregate(p+".aggregate", op.Aggregate)
 	}
+	v.keyedState(p, op)
 	v.windowed(p, op)
 }
 
@@ -63,11 +64,18 @@ func (v *validator) windowed(p string, op *Operator) {
 		if op.WindowAll != nil {
 			v.fail(p+".window_all", "%s", misplaced)
 		}
+		if kind == "join" {
+			v.notNegative(p+".allowed_lateness", op.AllowedLateness)
+			if op.LateOutput != "" {
+				v.lateOutput(p+".late_output", op.LateOutput)
+			}
+			return
+		}
 		if op.AllowedLateness.Duration != 0 {
-			v.fail(p+".allowed_lateness", "only used with the window of aggregate, reduce or process_window")
+			v.fail(p+".allowed_lateness", "only used with the window of aggregate, reduce, process_window or join")
 		}
 		if op.LateOutput != "" {
-			v.fail(p+".late_output", "only used with the window of aggregate, reduce or process_window")
+			v.fail(p+".late_output", "only used with the window of aggregate, reduce, process_window or join")
 		}
 		return
 	}

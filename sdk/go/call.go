@@ -31,6 +31,10 @@ type caller struct {
 	key     []byte
 	headers []Header
 	saved   []byte
+	// keyed decodes the grouped frames of process and on_timer functions.
+	keyed keyedCall
+	// window decodes the frames of the window kinds (window.go).
+	window windowCall
 }
 
 func newCaller(reg *registry) *caller {
@@ -46,6 +50,9 @@ func (c *caller) call(fn uint32, frame []byte) []byte {
 		return c.fail(fmt.Sprintf("udf: no function with index %d; the module has %d", fn, len(c.reg.funcs)))
 	}
 	f := &c.reg.funcs[fn]
+	if f.run != nil {
+		return f.run(c, frame)
+	}
 	if err := c.in.Reset(frame); err != nil {
 		return c.fail(err.Error())
 	}

@@ -2,8 +2,11 @@
 // platform as WebAssembly modules.
 //
 // A UDF module is a package main that registers ordinary Go functions by name
-// from init, with Map, Filter, FlatMap, Key and Timestamp, and is built as a
-// WebAssembly reactor:
+// from init, with Map, Filter, FlatMap, Key and Timestamp, or keyed process
+// functions with Process and OnTimer (which keep state declared with
+// ValueState, ListState and MapState, and set timers), or window functions
+// with Aggregate, AggregateOf, Reduce, ProcessWindow and SessionGap, or a
+// punctuated watermark with Watermark, and is built as a WebAssembly reactor:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o mymodule.wasm .
 //
@@ -16,7 +19,8 @@
 // function once per record and encodes the output frame. Invoke runs the same
 // dispatch without WebAssembly, on every GOOS, so a module's unit tests run
 // natively and exercise exactly the frame encoding that runs inside
-// WebAssembly.
+// WebAssembly; Harness does the same for keyed functions, with in-memory state
+// and timers.
 //
 // A function that returns an error or panics for a record reports an error for
 // that record only; the host then handles the record according to the job's

@@ -70,11 +70,15 @@ type function struct {
 	flatMapFn   func(Record, func(Record)) error
 	keyFn       func(Record) ([]byte, error)
 	timestampFn func(Record) (int64, error)
+	// run handles a whole grouped frame itself (process.go).
+	run func(c *caller, frame []byte) []byte
 }
 
 // registry is the list of registered functions, in registration order.
 type registry struct {
 	funcs []function
+	// states are the declared states, in declaration order (state.go).
+	states []stateDecl
 }
 
 // functions is the module's registry, filled by the package inits.
@@ -118,7 +122,11 @@ func (g *registry) describe() []byte {
 		b = appendJSONString(b, string(f.kind))
 		b = append(b, '}')
 	}
-	return append(b, "]}"...)
+	b = append(b, ']')
+	if len(g.states) > 0 {
+		b = g.describeStates(append(b, `,"states":`...))
+	}
+	return append(b, '}')
 }
 
 // appendJSONString appends s, valid UTF-8, as a JSON string.

@@ -8,6 +8,7 @@
 //	0 upper  upper-cases each value
 //	1 hello  prints "hello <value>" to stdout and logs "saw <value>"
 //	2 hoard  allocates until the runtime runs out of memory
+//	3 spin   loops forever
 package main
 
 import (
@@ -18,7 +19,7 @@ import (
 	"wasmstream.io/platform/abi"
 )
 
-const description = `{"abi":1,"functions":[{"name":"upper","kind":"map"},{"name":"hello","kind":"map"},{"name":"hoard","kind":"map"}]}`
+const description = `{"abi":1,"functions":[{"name":"upper","kind":"map"},{"name":"hello","kind":"map"},{"name":"hoard","kind":"map"},{"name":"spin","kind":"map"}]}`
 
 var (
 	input  = make([]byte, 1)
@@ -26,6 +27,7 @@ var (
 	reader abi.InputReader
 	record abi.Record
 	hoard  [][]byte
+	spins  int
 )
 
 func main() {}
@@ -76,6 +78,10 @@ func call(fn, ptr, size int32) uint64 {
 		case 2:
 			for {
 				hoard = append(hoard, make([]byte, 1<<20))
+			}
+		case 3:
+			for {
+				spins++
 			}
 		}
 	}

@@ -1,0 +1,144 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// clockMargin is how much earlier than recorded a commit is taken to have
+// started, and how much of the duplicate window is not relied on.
+const clockMargin = 2 * time.Second
+
+// RecoverStats say what Recover did.
+type RecoverStats struct {
+	Epochs int
+	// Published messages were sent again (JetStream drops those it already
+	// has within its duplicate window); Skipped were found stored by
+	// reading the stream back and not sent.
+	Published, Skipped int64
+	// ReadBack: some epoch's commit may have started longer ago than the
+	// duplicate window, so the stream was read back.
+	ReadBack bool
+}
+
+// Recover commits epochs restored from a completed checkpoint (sealed
+// epochs it kept) and waits until they are acknowledged. restored is when
+// that checkpoint was triggered: no commit of an epoch that has no Since
+// began before it. An epoch whose commit may have begun longer ago than the
+// stream's duplicate window (less a margin) is fenced: the ids stored since
+// its commit began are read back from the stream and not published again.
+func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Time) (RecoverStats, error) {
+	st := RecoverStats{Epochs: len(epochs)}
+	var (
+		fenced   = map[string]map[int64]bool{}
+		earliest time.Time
+	)
+	for _, e := range epochs {
+		since := e.Since
+		if since.IsZero() {
+			since = restored
+		}
+		since = since.Add(-clockMargin)
+		if time.Since(since) < s.window-clockMargin {
+			continue
+		}
+		fenced[epochPrefix(e)] = map[int64]bool{}
+		if earliest.IsZero() || since.Before(earliest) {
+			earliest = since
+		}
+	}
+	if len(fenced) > 0 {
+		st.ReadBack = true
+		if err := s.readBack(ctx, earliest, fenced); err != nil {
+			return st, err
+		}
+	}
+	for _, e := range epochs {
+		skip := fenced[epochPrefix(e)]
+		st.Skipped += int64(len(skip))
+		st.Published += e.Count - int64(len(skip))
+		e.Since = time.Now()
+		s.pending = append(s.pending, e)
+		s.mem += e.memBytes
+		if err := s.publishEpoch(ctx, e, skip); err != nil {
+			return st, err
+		}
+	}
+	return st, s.Flush(ctx)
+}
+
+// epochPrefix is what every message id of e starts with.
+func epochPrefix(e *Epoch) string {
+	return e.Prefix + "." + strconv.FormatInt(e.ID, 10) + "."
+}
+
+// readBack reads the message ids stored on the sink's subject since since
+// and records, for each epoch prefix in fenced, the indexes found.
+func (s *TxSink) readBack(ctx context.Context, since time.Time, fenced map[string]map[int64]bool) error {
+	st, err := s.js.Stream(ctx, s.stream)
+	if err != nil {
+		return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
+	}
+	last, err := st.GetLastMsgForSubject(ctx, s.subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.subject}, DeliverPolicy: jetstream.DeliverByStartTimePolicy,
+		OptStartTime: &since, HeadersOnly: true,
+	})
+	if err != nil {
+		return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
+	}
+	defer func() {
+		if info := cons.CachedInfo(); info != nil {
+			_ = s.js.DeleteConsumer(context.WithoutCancel(ctx), s.stream, info.Name)
+		}
+	}()
+	for {
+		batch, err := cons.Fetch(pullBatch, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
+		}
+		n := 0
+		done := false
+		for msg := range batch.Messages() {
+			n++
+			noteStored(msg.Headers().Get(nats.MsgIdHdr), fenced)
+			if meta, err := msg.Metadata(); err == nil && meta.Sequence.Stream >= last.Sequence {
+				done = true
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
+		}
+		if done || n == 0 {
+			return ctx.Err()
+		}
+	}
+}
+
+// noteStored records a stored message id if it belongs to a fenced epoch.
+func noteStored(id string, fenced map[string]map[int64]bool) {
+	dot := strings.LastIndexByte(id, '.')
+	if dot < 0 {
+		return
+	}
+	skip, ok := fenced[id[:dot+1]]
+	if !ok {
+		return
+	}
+	if index, err := strconv.ParseInt(id[dot+1:], 10, 64); err == nil {
+		skip[index] = true
+	}
+}

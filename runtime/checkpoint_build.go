@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/state"
+)
+
+// checkpointTask gives a task its side of checkpointing when the job takes
+// checkpoints; checkpointGate sizes its aligner once its gate exists.
+func (b *builder) checkpointTask(t *task, v *vertex) {
+	if b.run != nil {
+		t.cp = newTaskCheckpoint(b.run, taskID(t), v.source != nil)
+	}
+}
+
+func (b *builder) checkpointGate(t *task) {
+	if t.cp != nil {
+		t.cp.align = newAligner(t.gate.NumChannels(), b.run.exactlyOnce)
+	}
+}
+
+// checkpointSource makes a source subtask's positions part of its task's
+// checkpoints.
+func (b *builder) checkpointSource(t *task, v *vertex, i int) {
+	if t.cp == nil {
+		return
+	}
+	if p, ok := t.source.(positioned); ok {
+		t.cp.add(&sourcePart{name: blobName(blobPositions, v.id, i), src: p})
+	}
+}
+
+// startPositions are where a JetStream source resumes: the restored
+// checkpoint's positions of every filter, checked against the stream.
+func (b *builder) startPositions(ctx context.Context, v *vertex, stream string) (map[string]uint64, error) {
+	if b.restore == nil {
+		return nil, nil
+	}
+	pos, err := b.restore.positions(ctx, v.id)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.restore.checkPositions(ctx, b.j.mgr.cfg.JetStream, v.id, stream, pos); err != nil {
+		return nil, err
+	}
+	return pos, nil
+}
+
+// checkpointStage makes a stateful stage of vertex v part of its task's
+// checkpoints and restores its state.
+func (b *builder) checkpointStage(ctx context.Context, t *task, v *vertex, i int, s stage) error {
+	if t.cp == nil {
+		return nil
+	}
+	if b.restore != nil {
+		if err := fault(faultRestore, b.j.id, t.cp.name); err != nil {
+			return err
+		}
+	}
+	if w, ok := s.(*windowOp); ok {
+		t.cp.add(&windowPart{name: blobName(blobWindow, v.id, i), op: w})
+		if b.restore == nil {
+			return nil
+		}
+		srcs, err := b.restore.readers(ctx, blobWindow, v.id)
+		if err != nil {
+			return err
+		}
+		job := b.j.plan.job
+		if err := w.restore(srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.parallelism, i)); err != nil {
+			return b.restore.fail(err)
+		}
+		return nil
+	}
+	if op, ok := s.(*processOp); ok {
+		name := blobName(blobKeyed, v.id, i)
+		t.cp.add(&processPart{name: name, op: op})
+		if b.restore == nil {
+			return nil
+		}
+		srcs, err := b.restore.readers(ctx, blobKeyed, v.id)
+		if err != nil {
+			return err
+		}
+		if err := op.restore(ctx, srcs); err != nil {
+			return b.restore.fail(err)
+		}
+	}
+	return nil
+}
+
+// txSink builds subtask i of an exactly-once JetStream sink, committing the
+// epochs the restored checkpoint holds before the task starts.
+func (b *builder) txSink(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
+	js := v.sink.JetStream
+	sink, err := connector.NewTxSink(ctx, b.j.mgr.cfg.JetStream, connector.TxSinkConfig{
+		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.id, v.id, i), MaxInFlight: js.MaxInFlight,
+		SpillDir: b.spillDir(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &txSinkStage{name: blobName(blobSink, v.id, i), sink: sink}
+	t.cp.add(s)
+	if b.restore == nil {
+		return s, nil
+	}
+	epochs, err := b.restore.epochs(ctx, v.id, i, v.parallelism)
+	if err == nil && len(epochs) > 0 {
+		var st connector.RecoverStats
+		st, err = sink.Recover(ctx, epochs, b.restore.restoredAt())
+		b.j.log.Info("sink recovered staged output", "vertex", v.id, "subtask", i, "epochs", st.Epochs,
+			"published", st.Published, "skipped", st.Skipped, "read_back", st.ReadBack)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: recover staged output: %w", v.id, err)
+	}
+	return s, nil
+}
+
+// spillDir holds the files of staged output past a sink's memory budget.
+func (b *builder) spillDir() string {
+	if b.j.mgr.cfg.DataDir == "" {
+		return ""
+	}
+	return filepath.Join(b.j.mgr.cfg.DataDir, "spill")
+}

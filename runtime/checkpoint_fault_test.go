@@ -1,0 +1,217 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/internal/wasmbuild"
+)
+
+// newJetStreamManager is a manager with an embedded NATS server.
+func newJetStreamManager(t *testing.T) (*Manager, jetstream.JetStream) {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	nc, js, err := connector.Connect(ctx, srv.ClientURL(), "runtime-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	m, err := NewManager(ctx, Config{
+		DataDir: t.TempDir(), Host: newTestHost(t), JetStream: js, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m, js
+}
+
+// failureSchedule fails a job as Flink's failing-mapper test does: in
+// processing once a quarter of the expected checkpoints completed, in a
+// snapshot at half of them and again in the recovery after it, in
+// processing a quarter later, and on close at the end.
+type failureSchedule struct {
+	m        *Manager
+	job      string
+	expected int64
+
+	mu       sync.Mutex
+	injected []string
+	// recovered is the checkpoints completed when recovery failed.
+	recovered int64
+}
+
+var errInjected = errors.New("injected failure")
+
+func (f *failureSchedule) inject(point, job, task string) error {
+	if job != f.job {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	done := int64(0)
+	if j, ok := f.m.job(job); ok && j.checkpoints != nil {
+		done, _ = j.checkpoints.history.Counts()
+	}
+	fail := func(what string) error {
+		f.injected = append(f.injected, what)
+		return fmt.Errorf("%w: %s in %s after %d checkpoints", errInjected, what, task, done)
+	}
+	step := len(f.injected)
+	switch {
+	case step == 0 && point == faultProcess && done >= f.expected/4:
+		return fail("processing")
+	case step == 1 && point == faultSnapshot && done >= f.expected/2:
+		return fail("snapshot")
+	case step == 2 && point == faultRestore:
+		f.recovered = done
+		return fail("recovery")
+	case step == 3 && point == faultProcess && done >= f.recovered+f.expected/4:
+		return fail("processing again")
+	case step == 4 && point == faultClose:
+		return fail("close")
+	}
+	return nil
+}
+
+// TestFailingMapperSchedule runs a keyed exactly-once job through the
+// failure schedule and checks its output: lost = duplicated = out of order
+// = 0, and keyed state always the previous record's.
+func TestFailingMapperSchedule(t *testing.T) {
+	m, js := newJetStreamManager(t)
+	ctx := context.Background()
+	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "seqcheck"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
+		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const keys, perKey = 200, 300
+	for s := 1; s <= perKey; s++ {
+		for k := 0; k < keys; k++ {
+			if _, err := js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s%20 == 0 {
+			<-js.PublishAsyncComplete()
+		}
+	}
+	<-js.PublishAsyncComplete()
+	spec := fmt.Sprintf(`
+name: failing
+parallelism: 2
+checkpoint: {interval: 20ms, mode: exactly_once}
+restart: {strategy: fixed_delay, delay: 10ms}
+sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "in.3"], bounded: true}}]
+operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, function: track}}]
+sinks: [{id: out, input: track, jetstream: {subject: out}}]
+`, mod.ID)
+	sched := &failureSchedule{m: m, expected: 8}
+	faultInjector = sched.inject
+	t.Cleanup(func() { faultInjector = nil })
+	// The job id is not known before it starts: the schedule learns it
+	// before any checkpoint completes, which is before it can fire.
+	sched.mu.Lock()
+	info, err := m.SubmitJob(ctx, []byte(spec))
+	if err != nil {
+		sched.mu.Unlock()
+		t.Fatal(err)
+	}
+	sched.job = info.ID
+	sched.mu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	info, err = m.WaitJob(wctx, info.ID)
+	if err != nil || info.State != StateFinished {
+		t.Fatalf("job %s: %s, %v", info.State, info.Failure, err)
+	}
+	sched.mu.Lock()
+	injected := append([]string(nil), sched.injected...)
+	sched.mu.Unlock()
+	if len(injected) != 5 || info.Restarts != 5 {
+		t.Fatalf("injected %q, %d restarts, %d checkpoints", injected, info.Restarts, info.Checkpoint.Completed)
+	}
+	checkSeqOutput(t, js, keys, perKey)
+}
+
+// checkSeqOutput reads the OUT stream and asserts seqcheck's outputs are
+// each key's 1..perKey exactly once, in order, with state intact.
+func checkSeqOutput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, "OUT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := map[string]int64{}
+	var lost, duplicated, disordered, badState int
+	for read := uint64(0); read < info.State.Msgs; {
+		batch, err := cons.Fetch(4096, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := read
+		for msg := range batch.Messages() {
+			read++
+			var o struct {
+				K    string
+				S, P int64
+			}
+			if err := json.Unmarshal(msg.Data(), &o); err != nil {
+				t.Fatal(err)
+			}
+			switch want := next[o.K] + 1; {
+			case o.S < want:
+				duplicated++
+			case o.S > want:
+				disordered++
+				next[o.K] = o.S
+			default:
+				next[o.K] = o.S
+			}
+			if o.P != o.S-1 {
+				badState++
+			}
+		}
+		if read == n {
+			t.Fatalf("read %d of %d outputs", read, info.State.Msgs)
+		}
+	}
+	for k := 0; k < keys; k++ {
+		lost += perKey - int(next[fmt.Sprintf("key%d", k)])
+	}
+	if lost+duplicated+disordered+badState > 0 || info.State.Msgs != uint64(keys*perKey) {
+		t.Fatalf("%d outputs: %d lost, %d duplicated, %d out of order, %d with a state that was not the previous record's",
+			info.State.Msgs, lost, duplicated, disordered, badState)
+	}
+}

@@ -1,0 +1,178 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/connector"
+)
+
+// ErrNoSuchSavepoint: from_savepoint names no savepoint.
+var ErrNoSuchSavepoint = errors.New("no such savepoint")
+
+// prepareCheckpoints sets up a job's checkpointing, checking the savepoint
+// it starts from.
+func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan, from string, allowNonRestored bool) (*jobCheckpoints, error) {
+	var ref *savepointRef
+	if from != "" {
+		r, err := parseSavepointRef(from)
+		if err != nil {
+			return nil, fmt.Errorf("%w: from_savepoint: %w", ErrInvalidJob, err)
+		}
+		ref = &r
+	}
+	cp, err := m.newCheckpoints(p, ref, allowNonRestored)
+	if err != nil || ref == nil {
+		return cp, err
+	}
+	meta, err := findCheckpoint(ctx, m.checkpoints, ref.job, ref.id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: from_savepoint: %s: %w", ErrInvalidJob, from, ErrNoSuchSavepoint)
+	}
+	if meta.Kind != checkpoint.KindSavepoint {
+		return nil, fmt.Errorf("%w: from_savepoint: %s is a checkpoint, not a savepoint", ErrInvalidJob, from)
+	}
+	rs := &restoreSet{store: m.checkpoints, meta: meta, savepoint: true, allowNonRestored: allowNonRestored}
+	if err := rs.check(p); err != nil {
+		return nil, fmt.Errorf("%w: from_savepoint: %w", ErrInvalidJob, err)
+	}
+	return cp, nil
+}
+
+// checkpointWarnings says what an exactly-once job's sink streams imply:
+// a duplicate window shorter than a recovery can take makes recovery read
+// the sink subject back to fence interrupted commits.
+func (m *Manager) checkpointWarnings(ctx context.Context, p *plan) []string {
+	c := p.job.Checkpoint
+	if c == nil || c.Mode != modeExactlyOnce || m.cfg.JetStream == nil {
+		return nil
+	}
+	policy := newRestartPolicy(p.job.Restart)
+	bound := policy.delay
+	if policy.strategy == restartExponential {
+		bound = policy.maxDelay
+	}
+	var out []string
+	for i, s := range p.job.Sinks {
+		if s.JetStream == nil {
+			continue
+		}
+		stream, window, err := connector.DuplicateWindow(ctx, m.cfg.JetStream, s.JetStream.Subject)
+		if err != nil {
+			continue
+		}
+		if need := bound + time.Minute; window < need {
+			out = append(out, fmt.Sprintf("sinks[%d]: stream %s de-duplicates over %s, less than a recovery may take (restart delay up to %s plus a minute to restore): "+
+				"a commit interrupted by a failure and replayed after the window is fenced by reading the subject %q back since the commit began, "+
+				"so output stays exactly once but such a recovery is slower; raise the stream's duplicate_window to avoid it",
+				i, stream, window, bound, s.JetStream.Subject))
+		}
+	}
+	return out
+}
+
+// SubmitJobFromSavepoint starts a job restoring a savepoint: state is matched
+// to operators by id and to states by name; allowNonRestored drops state of
+// operators the job no longer has. Key groups are redistributed when
+// parallelism changed.
+func (m *Manager) SubmitJobFromSavepoint(ctx context.Context, data []byte, savepoint string, allowNonRestored bool) (JobInfo, error) {
+	return m.submit(ctx, data, savepoint, allowNonRestored)
+}
+
+// Checkpoints returns a job's checkpoint history, newest last.
+func (m *Manager) Checkpoints(_ context.Context, id string) ([]checkpoint.Stats, error) {
+	cp, err := m.jobCheckpoints(id)
+	if err != nil {
+		return nil, err
+	}
+	return cp.history.All(), nil
+}
+
+// SavepointInfo is a savepoint for the API: its id is what from_savepoint
+// takes.
+type SavepointInfo struct {
+	ID string `json:"id"`
+	checkpoint.Stats
+}
+
+// TriggerSavepoint starts a savepoint of a running job and returns its id at
+// once; Savepoints tells when it is done.
+func (m *Manager) TriggerSavepoint(_ context.Context, id string) (SavepointInfo, error) {
+	cp, err := m.jobCheckpoints(id)
+	if err != nil {
+		return SavepointInfo{}, err
+	}
+	return cp.savepoint(id, false)
+}
+
+// Savepoints lists a job's savepoints: those taken in this process, then
+// those only the store still has.
+func (m *Manager) Savepoints(ctx context.Context, id string) ([]SavepointInfo, error) {
+	cp, err := m.jobCheckpoints(id)
+	if err != nil {
+		return nil, err
+	}
+	var out []SavepointInfo
+	seen := map[int64]bool{}
+	for _, s := range cp.history.All() {
+		if s.Kind == checkpoint.KindSavepoint {
+			out = append(out, SavepointInfo{ID: savepointRef{job: id, id: s.ID}.String(), Stats: s})
+			seen[s.ID] = true
+		}
+	}
+	stored, err := cp.store.List(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, md := range stored {
+		if md.Kind == checkpoint.KindSavepoint && !seen[md.ID] {
+			out = append(out, SavepointInfo{ID: savepointRef{job: id, id: md.ID}.String(), Stats: checkpoint.Stats{
+				ID: md.ID, Kind: md.Kind, Status: checkpoint.StatusCompleted, Triggered: md.Created, Duration: md.Duration, Size: md.Size(),
+			}})
+		}
+	}
+	return out, nil
+}
+
+// StopJob triggers a savepoint that stops the job: sources emit nothing
+// after its barrier, and once it completes the sinks commit and the job ends
+// FINISHED. It returns at once; if the savepoint fails the job goes on.
+func (m *Manager) StopJob(_ context.Context, id string) (SavepointInfo, error) {
+	cp, err := m.jobCheckpoints(id)
+	if err != nil {
+		return SavepointInfo{}, err
+	}
+	return cp.savepoint(id, true)
+}
+
+// jobCheckpoints finds a running job's checkpointing.
+func (m *Manager) jobCheckpoints(id string) (*jobCheckpoints, error) {
+	j, ok := m.job(id)
+	if !ok {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if j.checkpoints == nil {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNoCheckpoints)
+	}
+	return j.checkpoints, nil
+}
+
+// ErrNotRunning: the job has no run in progress to take a savepoint of.
+var ErrNotRunning = errors.New("job is not running")
+
+// savepoint queues a savepoint with the current run's coordinator.
+func (c *jobCheckpoints) savepoint(job string, stop bool) (SavepointInfo, error) {
+	coord := c.coordinator()
+	if coord == nil {
+		return SavepointInfo{}, fmt.Errorf("job %s: savepoint: %w", job, ErrNotRunning)
+	}
+	id, err := coord.Savepoint(stop)
+	if err != nil {
+		return SavepointInfo{}, fmt.Errorf("%w: %w", ErrNotRunning, err)
+	}
+	st, _ := c.history.Get(id)
+	return SavepointInfo{ID: savepointRef{job: job, id: id}.String(), Stats: st}, nil
+}

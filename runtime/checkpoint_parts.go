@@ -1,0 +1,106 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strconv"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/connector"
+)
+
+// Kinds of blob a task stores, the first part of a blob's name
+// "<kind>~<vertex>~<subtask>" ('~' is no identifier character, so names are
+// unambiguous).
+const (
+	blobPositions = "positions"
+	blobKeyed     = "keyed"
+	blobSink      = "sink"
+	blobWindow    = "window"
+)
+
+func blobName(kind, vertex string, subtask int) string {
+	return kind + "~" + vertex + "~" + strconv.Itoa(subtask)
+}
+
+// positioned is a source that reports where it is: the last stream
+// sequence delivered per subject filter.
+type positioned interface {
+	Positions() map[string]uint64
+}
+
+// sourcePart checkpoints a source subtask's positions.
+type sourcePart struct {
+	name string
+	src  positioned
+}
+
+func (s *sourcePart) snapshot(context.Context, int64) ([]pendingBlob, error) {
+	data, err := json.Marshal(s.src.Positions())
+	if err != nil {
+		return nil, err
+	}
+	return []pendingBlob{{name: s.name, data: data}}, nil
+}
+
+// final is the source's last positions, kept for a task that has ended.
+func (s *sourcePart) final() (string, []byte, bool) {
+	data, err := json.Marshal(s.src.Positions())
+	return s.name, data, err == nil
+}
+
+// processPart checkpoints a keyed process operator's state and timers.
+type processPart struct {
+	name string
+	op   *processOp
+}
+
+func (p *processPart) snapshot(ctx context.Context, _ int64) ([]pendingBlob, error) {
+	s, err := p.op.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return []pendingBlob{{
+		name: p.name,
+		write: func(ctx context.Context, w io.Writer) error {
+			_, err := s.WriteTo(ctx, w)
+			return err
+		},
+		release: s.Release,
+	}}, nil
+}
+
+// txSinkStage is an exactly-once JetStream sink subtask: records are staged
+// and committed when the checkpoint after them completes.
+type txSinkStage struct {
+	name string
+	sink *connector.TxSink
+}
+
+func (s *txSinkStage) process(ctx context.Context, recs []abi.Record) error {
+	return s.sink.Write(ctx, recs)
+}
+
+func (s *txSinkStage) advance(context.Context, int64) error { return nil }
+func (s *txSinkStage) tick(context.Context, int64) error    { return nil }
+
+// finish keeps the staged output: the task commits it once a checkpoint
+// holds it (taskCheckpoint.finishInput).
+func (s *txSinkStage) finish(context.Context) error { return nil }
+func (s *txSinkStage) close(context.Context) error  { return s.sink.Close() }
+
+func (s *txSinkStage) snapshot(_ context.Context, id int64) ([]pendingBlob, error) {
+	if err := s.sink.Seal(id); err != nil {
+		return nil, err
+	}
+	r, release, err := s.sink.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return []pendingBlob{{name: s.name, reader: r, release: release}}, nil
+}
+
+func (s *txSinkStage) commit(ctx context.Context, id int64) error { return s.sink.Commit(ctx, id) }
+func (s *txSinkStage) staged() bool                               { return s.sink.Staged() > 0 || s.sink.Pending() > 0 }
+func (s *txSinkStage) flush(ctx context.Context) error            { return s.sink.Flush(ctx) }

@@ -1,0 +1,176 @@
+package runtime
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+
+	"wasmstream.io/platform/state"
+)
+
+// A window operator's snapshot, little-endian:
+//
+//	"WSWN" | u8 version 1 | i64 watermark | i64 last tick | u32 key count | key*
+//	key:  bytes key | i64 fired | i64 arrived | u32 slot count | slot*
+//	slot: i64 start | i64 end | i64 n | i64 acc count | f64 sum | f64 min | f64 max | u8 has | bytes data
+//
+// where bytes is u32 length | bytes. Timers are not stored: they follow from
+// the contents and the watermark, and are registered again on restore, which
+// also lets contents move between subtasks when parallelism changes.
+const (
+	windowMagic   = "WSWN"
+	windowVersion = 1
+)
+
+// windowPart checkpoints a window operator's contents.
+type windowPart struct {
+	name string
+	op   *windowOp
+}
+
+// snapshot encodes the contents on the task goroutine: between batches no
+// UDF add is pending.
+func (p *windowPart) snapshot(context.Context, int64) ([]pendingBlob, error) {
+	return []pendingBlob{{name: p.name, data: p.op.encode()}}, nil
+}
+
+func (w *windowOp) encode() []byte {
+	b := append([]byte(windowMagic), windowVersion)
+	b = binary.LittleEndian.AppendUint64(b, uint64(w.wm))
+	b = binary.LittleEndian.AppendUint64(b, uint64(w.lastTick))
+	store, ok := w.store.(*windowStore)
+	if !ok {
+		return b
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(store.byKey)))
+	for _, ks := range store.byKey {
+		b = appendWindowBytes(b, ks.key)
+		b = binary.LittleEndian.AppendUint64(b, uint64(ks.fired))
+		b = binary.LittleEndian.AppendUint64(b, uint64(ks.arrived))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(ks.slots)))
+		for _, s := range ks.slots {
+			for _, v := range []int64{s.start, s.end, s.n, s.agg.count} {
+				b = binary.LittleEndian.AppendUint64(b, uint64(v))
+			}
+			for _, f := range []float64{s.agg.sum, s.agg.min, s.agg.max} {
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+			}
+			has := byte(0)
+			if s.has {
+				has = 1
+			}
+			b = appendWindowBytes(append(b, has), s.data)
+		}
+	}
+	return b
+}
+
+// appendLen appends u32 length | b.
+func appendWindowBytes(dst, b []byte) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b)))
+	return append(dst, b...)
+}
+
+// restore loads, before the first batch, the contents of the keys whose key
+// groups rng holds (every key for window_all) from snapshots of any
+// parallelism, and registers their timers again.
+func (w *windowOp) restore(srcs []io.Reader, maxP int, rng state.Range) error {
+	if len(srcs) == 0 {
+		return nil
+	}
+	var (
+		wm, lastTick int64 = math.MinInt64, math.MinInt64
+		typ                = w.plan.typ
+	)
+	decoded := make([]*windowDecoder, 0, len(srcs))
+	for i, src := range srcs {
+		data, err := io.ReadAll(src)
+		if err != nil {
+			return err
+		}
+		d := &windowDecoder{b: data}
+		if string(d.take(4)) != windowMagic || d.u8() != windowVersion {
+			return fmt.Errorf("operator[%s]: window snapshot %d: not a window snapshot", w.vertex, i)
+		}
+		wm, lastTick = max(wm, d.i64()), max(lastTick, d.i64())
+		decoded = append(decoded, d)
+	}
+	w.wm, w.lastTick = wm, lastTick
+	for i, d := range decoded {
+		for n := d.u32(); n > 0 && d.err == nil; n-- {
+			key := d.bytes()
+			fired, arrived := d.i64(), d.i64()
+			keep := w.plan.all || rng.Contains(state.KeyGroup(key, maxP))
+			var ks *keyState
+			if keep {
+				ks = w.store.key(key, true)
+				ks.fired, ks.arrived = fired, arrived
+			}
+			for m := d.u32(); m > 0 && d.err == nil; m-- {
+				start, end, cnt, accCount := d.i64(), d.i64(), d.i64(), d.i64()
+				sum, lo, hi := d.f64(), d.f64(), d.f64()
+				has, data := d.u8() == 1, d.bytes()
+				if !keep || d.err != nil {
+					continue
+				}
+				s := w.store.newSlot(start, end)
+				s.n, s.agg = cnt, builtinAcc{count: accCount, sum: sum, min: lo, max: hi}
+				if has || len(data) > 0 {
+					w.store.setData(s, data)
+				}
+				s.has = has
+				ks.insert(s)
+				switch typ {
+				case windowSession:
+					w.touched = append(w.touched, touchedSlot{ks: ks, s: s})
+				case windowCount:
+				default:
+					w.indexPane(start, ks)
+				}
+			}
+		}
+		if d.err != nil {
+			return fmt.Errorf("operator[%s]: window snapshot %d: %w", w.vertex, i, d.err)
+		}
+	}
+	if typ == windowSession {
+		w.sessionTimers()
+	}
+	return nil
+}
+
+// windowDecoder reads a window snapshot with bounds checks.
+type windowDecoder struct {
+	b   []byte
+	err error
+}
+
+func (d *windowDecoder) take(n int) []byte {
+	if d.err != nil || n > len(d.b) {
+		if d.err == nil {
+			d.err = fmt.Errorf("truncated")
+		}
+		return make([]byte, n)
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *windowDecoder) u8() byte    { return d.take(1)[0] }
+func (d *windowDecoder) u32() uint32 { return binary.LittleEndian.Uint32(d.take(4)) }
+func (d *windowDecoder) i64() int64  { return int64(binary.LittleEndian.Uint64(d.take(8))) }
+func (d *windowDecoder) f64() float64 {
+	return math.Float64frombits(binary.LittleEndian.Uint64(d.take(8)))
+}
+
+func (d *windowDecoder) bytes() []byte {
+	n := d.u32()
+	if d.err != nil || int(n) > len(d.b) {
+		d.err = fmt.Errorf("truncated")
+		return nil
+	}
+	return d.take(int(n))
+}

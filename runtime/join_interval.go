@@ -1,0 +1,227 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"wasmstream.io/platform/abi"
+)
+
+// joinRecOverhead is the bytes a buffered join record costs beyond its key
+// and value, counted against the operator's budget.
+const joinRecOverhead = 48
+
+// joinRec is a buffered record of one join side.
+type joinRec struct {
+	ts    int64
+	value []byte
+}
+
+// intervalJoin joins each left record at time t with the right records of
+// the same key whose time lies in [t+lower, t+upper], in event time. Each
+// side's records stay buffered until the watermark passes the last time a
+// record of the other side could still match them, so its state is bounded
+// by the rate of input times the interval (plus the allowed lateness). A
+// record is late when its time plus the allowed lateness is at or below the
+// watermark; late records go to the late output instead of being joined.
+type intervalJoin struct {
+	vertex string
+	plan   *joinPlan
+	inputs *joinInputs
+	// sides buffers the left (0) and right (1) records by key, and
+	// expiries orders them by the watermark at which they expire.
+	sides    [2]map[string]*joinKey
+	expiries [2]joinExpiries
+	wm       int64
+	used     int64
+	limit     int64
+	c         *counters
+	out       *windowOut
+	late      stage
+	lateRecs  []abi.Record
+	scratch   []byte
+}
+
+func newIntervalJoin(vertex string, jp *joinPlan, inputs *joinInputs, limit int64, c *counters, out *windowOut, late stage) *intervalJoin {
+	return &intervalJoin{
+		vertex: vertex, plan: jp, inputs: inputs, limit: limit, c: c, out: out, late: late,
+		sides: [2]map[string]*joinKey{{}, {}}, wm: abi.NoWatermark,
+	}
+}
+
+// expiry is the watermark at which a record of a side at time ts can no
+// longer meet a record of the other side that is not late.
+func (j *intervalJoin) expiry(side int, ts int64) int64 {
+	if side == 0 {
+		return ts + j.plan.upper + j.plan.lateness
+	}
+	return ts - j.plan.lower + j.plan.lateness
+}
+
+func (j *intervalJoin) process(ctx context.Context, recs []abi.Record) error {
+	side := 0
+	if j.inputs.right {
+		side = 1
+	}
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Timestamp+j.plan.lateness <= j.wm {
+			j.c.late.Add(1)
+			if j.late != nil {
+				j.lateRecs = append(j.lateRecs, *rec)
+			}
+			continue
+		}
+		if err := j.add(side, rec); err != nil {
+			return err
+		}
+		if err := j.out.flushIfFull(ctx); err != nil {
+			return err
+		}
+	}
+	if err := j.out.flush(ctx); err != nil {
+		return err
+	}
+	if len(j.lateRecs) == 0 {
+		return nil
+	}
+	err := j.late.process(ctx, j.lateRecs)
+	clear(j.lateRecs)
+	j.lateRecs = j.lateRecs[:0]
+	return err
+}
+
+// add joins a record with the other side's buffered records and buffers it
+// while it can still match.
+func (j *intervalJoin) add(side int, rec *abi.Record) error {
+	lo, hi := rec.Timestamp+j.plan.lower, rec.Timestamp+j.plan.upper
+	if side == 1 {
+		lo, hi = rec.Timestamp-j.plan.upper, rec.Timestamp-j.plan.lower
+	}
+	if other := j.sides[1-side][string(rec.Key)]; other != nil {
+		for _, o := range other.recs {
+			if o.ts < lo || o.ts > hi {
+				continue
+			}
+			if side == 0 {
+				j.emit(rec.Key, rec.Value, o.value, max(rec.Timestamp, o.ts))
+			} else {
+				j.emit(rec.Key, o.value, rec.Value, max(rec.Timestamp, o.ts))
+			}
+		}
+	}
+	exp := j.expiry(side, rec.Timestamp)
+	if exp <= j.wm {
+		return nil
+	}
+	j.used += int64(len(rec.Key) + len(rec.Value) + joinRecOverhead)
+	if j.used > j.limit {
+		return fmt.Errorf("operator[%s]: join state exceeds its budget of %d bytes (record key %q)", j.vertex, j.limit, rec.Key)
+	}
+	k := j.sides[side][string(rec.Key)]
+	if k == nil {
+		k = &joinKey{key: string(rec.Key)}
+		j.sides[side][k.key] = k
+	}
+	k.recs = append(k.recs, joinRec{ts: rec.Timestamp, value: append([]byte(nil), rec.Value...)})
+	j.expiries[side].push(joinExp{exp: exp, k: k})
+	return nil
+}
+
+// emit outputs a matched pair: {"key": "...", "left": <left>, "right": <right>}.
+func (j *intervalJoin) emit(key, left, right []byte, ts int64) {
+	b := append(j.scratch[:0], `{"key":`...)
+	b = appendJSONString(b, key)
+	b = append(b, `,"left":`...)
+	b = append(b, left...)
+	b = append(b, `,"right":`...)
+	b = append(b, right...)
+	b = append(b, '}')
+	j.scratch = b
+	j.out.emit(key, b, ts, nil)
+}
+
+// prune drops the buffered records that expired at the watermark: for each
+// expiry due, the expired records of its key.
+func (j *intervalJoin) prune() {
+	for side := range j.sides {
+		for {
+			x, ok := j.expiries[side].pop(j.wm)
+			if !ok {
+				break
+			}
+			j.pruneKey(side, x.k)
+		}
+	}
+}
+
+func (j *intervalJoin) pruneKey(side int, k *joinKey) {
+	kept := k.recs[:0]
+	for _, r := range k.recs {
+		if j.expiry(side, r.ts) > j.wm {
+			kept = append(kept, r)
+			continue
+		}
+		j.used -= int64(len(k.key) + len(r.value) + joinRecOverhead)
+	}
+	clear(k.recs[len(kept):])
+	k.recs = kept
+	if len(kept) == 0 && j.sides[side][k.key] == k {
+		delete(j.sides[side], k.key)
+	}
+}
+
+// buffered is the number of records the join holds on each side.
+func (j *intervalJoin) buffered() (left, right int) {
+	for _, k := range j.sides[0] {
+		left += len(k.recs)
+	}
+	for _, k := range j.sides[1] {
+		right += len(k.recs)
+	}
+	return left, right
+}
+
+func (j *intervalJoin) advance(ctx context.Context, wm int64) error {
+	if wm > j.wm {
+		j.wm = wm
+		j.prune()
+	}
+	if j.late != nil {
+		if err := j.late.advance(ctx, wm); err != nil {
+			return err
+		}
+	}
+	return j.out.next.advance(ctx, wm)
+}
+
+func (j *intervalJoin) tick(ctx context.Context, now int64) error {
+	if j.late != nil {
+		if err := j.late.tick(ctx, now); err != nil {
+			return err
+		}
+	}
+	return j.out.next.tick(ctx, now)
+}
+
+func (j *intervalJoin) finish(ctx context.Context) error {
+	if err := j.out.flush(ctx); err != nil {
+		return err
+	}
+	if j.late != nil {
+		if err := j.late.finish(ctx); err != nil {
+			return err
+		}
+	}
+	return j.out.next.finish(ctx)
+}
+
+func (j *intervalJoin) close(ctx context.Context) error {
+	errs := []error{j.out.next.close(ctx)}
+	if j.late != nil {
+		errs = append(errs, j.late.close(ctx))
+	}
+	return errors.Join(errs...)
+}
+

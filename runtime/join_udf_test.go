@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/spec"
+)
+
+// TestWindowJoinUDFJobs runs Nexmark query 8 with the newusers module: a
+// tumbling window join of new persons with the auctions they opened, through
+// its join function and (as a left outer join) its co_group function.
+func TestWindowJoinUDFJobs(t *testing.T) {
+	const count = 5000
+	m := newTestManager(t)
+	mod, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, "newusers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	persons, pairs := nexmarkQ8(t, count, 1000)
+	if persons != count/50 || pairs < 20 {
+		t.Fatalf("the generator made %d persons and %d pairs", persons, pairs)
+	}
+	tests := []struct {
+		name string
+		fn   string
+		want int64
+	}{
+		{"join: one record per person and auction", `function: {module: %s, function: new_user}`, pairs},
+		{"co_group: one record per person, with or without auctions", `co_group: {module: %s, function: auction_counts}`, persons},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info := runJob(t, m, fmt.Sprintf(`
+name: q8
+sources: [{id: nexmark, generator: {kind: nexmark, count: %d}, watermark: {strategy: monotonous, interval: 0s}}]
+operators:
+  - {id: persons, input: nexmark, filter: {module: %[2]s, function: persons}}
+  - {id: auctions, input: nexmark, filter: {module: %[2]s, function: auctions}}
+  - id: q8
+    parallelism: 2
+    join:
+      left: {input: persons, key_by: {field: id}}
+      right: {input: auctions, key_by: {field: seller}}
+      window: {type: tumbling, size: 1s}
+      %[3]s
+sinks: [{id: out, input: q8, discard: true}]
+`, count, mod.ID, fmt.Sprintf(tt.fn, mod.ID)))
+			q8 := vertexInfo(info, "q8")
+			if q8.RecordsIn != persons*4 || q8.RecordsOut != tt.want || q8.LateRecords != 0 {
+				t.Fatalf("q8: in %d out %d late %d, want %d, %d, 0", q8.RecordsIn, q8.RecordsOut, q8.LateRecords, persons*4, tt.want)
+			}
+		})
+	}
+}
+
+// nexmarkQ8 reads count Nexmark events from the generator and returns the
+// number of persons and of (person, auction) pairs in the same tumbling
+// window of size ms.
+func nexmarkQ8(t *testing.T, count int, size int64) (persons, pairs int64) {
+	src, err := connector.NewGenerator(connector.GeneratorConfig{Kind: "nexmark", Count: int64(count), Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	type slot struct {
+		id     int64
+		window int64
+	}
+	joined, opened := map[slot]bool{}, map[slot]int64{}
+	var b abi.Batch
+	for b.Len() < count {
+		if err := src.Fetch(context.Background(), &b, count, time.Second); err != nil {
+			break
+		}
+	}
+	for _, r := range b.Records {
+		var ev struct {
+			Type   string `json:"event_type"`
+			ID     int64  `json:"id"`
+			Seller int64  `json:"seller"`
+		}
+		if err := json.Unmarshal(r.Value, &ev); err != nil {
+			t.Fatal(err)
+		}
+		w := r.Timestamp - r.Timestamp%size
+		switch ev.Type {
+		case "person":
+			joined[slot{ev.ID, w}] = true
+			persons++
+		case "auction":
+			opened[slot{ev.Seller, w}]++
+		}
+	}
+	for s := range joined {
+		pairs += opened[s]
+	}
+	return persons, pairs
+}
+
+// TestExampleJoinJobsPlan checks that the job specs of udfs/newusers and
+// udfs/attribution parse and resolve against their modules.
+func TestExampleJoinJobsPlan(t *testing.T) {
+	m := newTestManager(t)
+	for _, name := range []string{"newusers", "attribution"} {
+		t.Run(name, func(t *testing.T) {
+			mod, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "udfs", name, "job.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := spec.Parse([]byte(strings.ReplaceAll(string(text), "${MODULE}", mod.ID)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := buildPlan(j, m.lookupModule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.modules(); len(got) != 1 || got[0] != mod.ID {
+				t.Fatalf("modules %v", got)
+			}
+		})
+	}
+}

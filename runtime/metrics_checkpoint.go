@@ -1,0 +1,47 @@
+package runtime
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"wasmstream.io/platform/checkpoint"
+)
+
+// Checkpoint and restart metrics, per job.
+var (
+	jobLabels = []string{"job"}
+
+	descCheckpoints = prometheus.NewDesc("platform_checkpoints_total",
+		"Checkpoints that ended, by outcome (completed, failed).", []string{"job", "outcome"}, nil)
+	descCheckpointDuration = prometheus.NewDesc("platform_checkpoint_last_duration_seconds",
+		"Duration of the job's last completed checkpoint, from trigger to stored metadata.", jobLabels, nil)
+	descCheckpointSize = prometheus.NewDesc("platform_checkpoint_last_size_bytes",
+		"Bytes stored by the job's last completed checkpoint.", jobLabels, nil)
+	descCheckpointAlignment = prometheus.NewDesc("platform_checkpoint_last_alignment_seconds",
+		"Longest time a task spent aligning barriers in the job's last completed checkpoint.", jobLabels, nil)
+	descRestarts = prometheus.NewDesc("platform_job_restarts_total",
+		"Restarts of the job after failures.", jobLabels, nil)
+)
+
+// collectCheckpoints reports the job's restarts and, when it takes
+// checkpoints, their counts and the figures of the last completed one.
+func (j *job) collectCheckpoints(ch chan<- prometheus.Metric, info JobInfo) {
+	ch <- prometheus.MustNewConstMetric(descRestarts, prometheus.CounterValue, float64(info.Restarts), j.id)
+	if j.checkpoints == nil {
+		return
+	}
+	h := j.checkpoints.history
+	completed, failed := h.Counts()
+	ch <- prometheus.MustNewConstMetric(descCheckpoints, prometheus.CounterValue, float64(completed), j.id, "completed")
+	ch <- prometheus.MustNewConstMetric(descCheckpoints, prometheus.CounterValue, float64(failed), j.id, "failed")
+	all := h.All()
+	for i := len(all) - 1; i >= 0; i-- {
+		s := all[i]
+		if s.Kind != checkpoint.KindCheckpoint || s.Status != checkpoint.StatusCompleted {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descCheckpointDuration, prometheus.GaugeValue, s.Duration.Seconds(), j.id)
+		ch <- prometheus.MustNewConstMetric(descCheckpointSize, prometheus.GaugeValue, float64(s.Size), j.id)
+		ch <- prometheus.MustNewConstMetric(descCheckpointAlignment, prometheus.GaugeValue, s.Alignment.Seconds(), j.id)
+		return
+	}
+}

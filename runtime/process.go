@@ -1,0 +1,364 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/state"
+	"wasmstream.io/platform/watermark"
+)
+
+// processOp runs a keyed process function (Flink's KeyedProcessFunction)
+// after a key_by: each batch is grouped by key, one group per key in
+// arrival order, and the whole batch goes to the module in one call whose
+// state and timer imports act on the subtask's keyed state and timer
+// service. Timers that fire when the watermark (advance) or the clock
+// (tick) reaches them go to the on_timer function, a batch of timers per
+// call, before the watermark moves on.
+//
+// A trap in either function fails the job whatever on_udf_error says: the
+// call may have changed state before it failed, and running its records
+// again would apply those changes twice. Records the function reports as
+// failed follow on_udf_error. State past its budget fails the job.
+type processOp struct {
+	vertex    string
+	call      groupCall
+	onTimer   *groupCall
+	keyed     *state.Keyed
+	timers    *watermark.TimerService
+	env       keyedEnv
+	batchSize int
+	policy    *errorPolicy
+	next      stage
+	wm        int64
+
+	// sorter orders a batch by key, keeping arrival order within a key;
+	// sorted is the batch in that order, as the frame carries it.
+	sorter  keyOrder
+	sorted  []abi.Record
+	out     []abi.Record
+	headers []abi.Header
+	failed  []failedInput
+	// fired collects due timers; collect is its bound appender.
+	fired   []watermark.Timer
+	collect func(watermark.Timer) error
+}
+
+// failedInput is an input (record or timer) the function failed, with its
+// error entry's message.
+type failedInput struct {
+	index uint32
+	msg   string
+}
+
+// errBatchFull stops collecting timers once a call's worth is due.
+var errBatchFull = errors.New("timer batch full")
+
+func newProcessOp(vertex string, call groupCall, onTimer *groupCall, keyed *state.Keyed, batchSize int, policy *errorPolicy, next stage) *processOp {
+	op := &processOp{vertex: vertex, call: call, onTimer: onTimer, keyed: keyed, timers: watermark.NewTimerService(),
+		batchSize: batchSize, policy: policy, next: next, wm: abi.NoWatermark}
+	op.env = keyedEnv{keyed: keyed, timers: op.timers, cur: -1}
+	op.call.env = &op.env
+	if onTimer != nil {
+		onTimer.env = &op.env
+	}
+	op.collect = func(t watermark.Timer) error {
+		op.fired = append(op.fired, t)
+		if len(op.fired) >= op.batchSize {
+			return errBatchFull
+		}
+		return nil
+	}
+	return op
+}
+
+// keyOrder sorts positions of a batch by key, stably.
+type keyOrder struct {
+	recs  []abi.Record
+	order []int
+}
+
+func (k *keyOrder) Len() int { return len(k.order) }
+func (k *keyOrder) Less(i, j int) bool {
+	return bytes.Compare(k.recs[k.order[i]].Key, k.recs[k.order[j]].Key) < 0
+}
+func (k *keyOrder) Swap(i, j int) { k.order[i], k.order[j] = k.order[j], k.order[i] }
+
+func (op *processOp) process(ctx context.Context, recs []abi.Record) error {
+	for len(recs) > 0 {
+		n := min(len(recs), op.batchSize)
+		if err := op.chunk(ctx, recs[:n]); err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+// chunk runs the process function over one batch.
+func (op *processOp) chunk(ctx context.Context, recs []abi.Record) error {
+	op.sorter.recs = recs
+	op.sorter.order = op.sorter.order[:0]
+	for i := range recs {
+		op.sorter.order = append(op.sorter.order, i)
+	}
+	sort.Stable(&op.sorter)
+	op.sorted = op.sorted[:0]
+	for _, i := range op.sorter.order {
+		op.sorted = append(op.sorted, recs[i])
+	}
+	op.call.begin(abi.OpNone, op.wm, nowMillis())
+	op.env.begin()
+	for start := 0; start < len(op.sorted); {
+		end := start + 1
+		for end < len(op.sorted) && bytes.Equal(op.sorted[end].Key, op.sorted[start].Key) {
+			end++
+		}
+		key := op.sorted[start].Key
+		op.env.add(key, nil)
+		op.call.add(&abi.GroupHead{Key: key}, op.sorted[start:end])
+		start = end
+	}
+	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
+	last, lastStart, lastFailed := -1, 0, false
+	err := op.call.run(ctx, true, func(e *abi.Entry) error {
+		i := int(e.Index)
+		if i < last {
+			return op.call.badOutput(fmt.Errorf("entry for record %d after record %d", i, last))
+		}
+		if i != last {
+			last, lastStart, lastFailed = i, len(op.out), false
+		}
+		switch {
+		case e.Tag == abi.TagError:
+			if !lastFailed {
+				op.out = op.out[:lastStart]
+				op.failed = append(op.failed, failedInput{e.Index, string(e.Message)})
+				lastFailed = true
+			}
+		case e.Tag != abi.TagRecord:
+			return op.call.badOutput(fmt.Errorf("process function wrote a %s entry", tagName(e.Tag)))
+		case !lastFailed:
+			op.out = append(op.out, op.emitted(&op.sorted[i], e))
+		}
+		return nil
+	})
+	if err != nil {
+		return op.failure(err)
+	}
+	if err := op.next.process(ctx, op.out); err != nil {
+		return err
+	}
+	return op.reportFailed(ctx, op.sorted, "process", &op.call)
+}
+
+// emitted builds a record entry's record over the one it inherits from.
+func (op *processOp) emitted(base *abi.Record, e *abi.Entry) abi.Record {
+	out := *base
+	out.Value = e.Value
+	if e.Flags&abi.HasKey != 0 {
+		out.Key = e.Key
+	}
+	if e.Flags&abi.HasTimestamp != 0 {
+		out.Timestamp = e.Timestamp
+	}
+	if e.Flags&abi.HasHeaders != 0 {
+		start := len(op.headers)
+		op.headers = append(op.headers, e.Headers...)
+		out.Headers = op.headers[start:len(op.headers):len(op.headers)]
+	}
+	return out
+}
+
+// reportFailed applies the error policy to the inputs (records or timers)
+// the function reported as failed.
+func (op *processOp) reportFailed(ctx context.Context, inputs []abi.Record, what string, g *groupCall) error {
+	for _, f := range op.failed {
+		cause := fmt.Errorf("udf[%s] function[%s]: %s", g.module, g.function, f.msg)
+		if err := op.policy.recordFailed(ctx, &inputs[f.index], cause); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// failure turns a failed call into the operator's error: the budget error
+// as it is (it says what to do), anything else as the call's failure.
+func (op *processOp) failure(err error) error {
+	var budget *state.BudgetError
+	if errors.As(err, &budget) {
+		return fmt.Errorf("operator[%s]: %w", op.vertex, budget)
+	}
+	return fmt.Errorf("operator[%s]: %w", op.vertex, err)
+}
+
+func (op *processOp) advance(ctx context.Context, wm int64) error {
+	if wm > op.wm {
+		op.wm = wm
+	}
+	if err := op.fire(ctx, abi.EventTime, wm); err != nil {
+		return err
+	}
+	return op.next.advance(ctx, wm)
+}
+
+func (op *processOp) tick(ctx context.Context, now int64) error {
+	if err := op.fire(ctx, abi.ProcessingTime, now); err != nil {
+		return err
+	}
+	return op.next.tick(ctx, now)
+}
+
+// fire runs the on_timer function over the domain's timers due at upTo, a
+// batch at a time, until none is due (timers it registers may be).
+func (op *processOp) fire(ctx context.Context, domain abi.TimeDomain, upTo int64) error {
+	for {
+		op.fired = op.fired[:0]
+		if err := op.timers.Advance(domain, upTo, op.collect); err != nil && !errors.Is(err, errBatchFull) {
+			return err
+		}
+		if len(op.fired) == 0 {
+			return nil
+		}
+		if err := op.callTimers(ctx, domain); err != nil {
+			return err
+		}
+	}
+}
+
+// callTimers runs the on_timer function over op.fired: one group per timer.
+func (op *processOp) callTimers(ctx context.Context, domain abi.TimeDomain) error {
+	g := op.onTimer
+	if g == nil {
+		return fmt.Errorf("operator[%s]: %d timers fired and the operator has no on_timer function", op.vertex, len(op.fired))
+	}
+	g.begin(abi.OpNone, op.wm, nowMillis())
+	op.env.begin()
+	op.sorted = op.sorted[:0]
+	for _, t := range op.fired {
+		op.env.add(t.Key, t.Namespace)
+		g.add(&abi.GroupHead{Flags: abi.GroupTimer, Key: t.Key, TimerTime: t.Timestamp, TimerDomain: domain}, nil)
+		op.sorted = append(op.sorted, abi.Record{Key: t.Key, Timestamp: t.Timestamp})
+	}
+	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
+	last, lastStart, lastFailed := -1, 0, false
+	err := g.run(ctx, false, func(e *abi.Entry) error {
+		i := int(e.Index)
+		if i < last {
+			return g.badOutput(fmt.Errorf("entry for timer %d after timer %d", i, last))
+		}
+		if i != last {
+			last, lastStart, lastFailed = i, len(op.out), false
+		}
+		switch {
+		case e.Tag == abi.TagError:
+			if !lastFailed {
+				op.out = op.out[:lastStart]
+				op.failed = append(op.failed, failedInput{e.Index, string(e.Message)})
+				lastFailed = true
+			}
+		case e.Tag != abi.TagRecord:
+			return g.badOutput(fmt.Errorf("on_timer function wrote a %s entry", tagName(e.Tag)))
+		case !lastFailed:
+			op.out = append(op.out, op.emitted(&op.sorted[i], e))
+		}
+		return nil
+	})
+	if err != nil {
+		return op.failure(err)
+	}
+	if err := op.next.process(ctx, op.out); err != nil {
+		return err
+	}
+	return op.reportFailed(ctx, op.sorted, "on_timer", g)
+}
+
+func (op *processOp) finish(ctx context.Context) error { return op.next.finish(ctx) }
+
+func (op *processOp) close(ctx context.Context) error {
+	errs := []error{op.call.pool.Close(ctx)}
+	if op.onTimer != nil {
+		errs = append(errs, op.onTimer.pool.Close(ctx))
+	}
+	errs = append(errs, op.keyed.Close(), op.next.close(ctx))
+	return errors.Join(errs...)
+}
+
+// keyedEnv serves the state and timer imports of a keyed function's calls
+// (process, on_timer, window_process): group g of the current frame is
+// keys[g], with namespace spaces[g] (a window's bytes; empty for process
+// functions). It belongs to the task goroutine.
+type keyedEnv struct {
+	keyed  *state.Keyed
+	timers *watermark.TimerService
+	keys   [][]byte
+	spaces [][]byte
+	cur    int
+}
+
+var _ host.Env = (*keyedEnv)(nil)
+
+// begin starts a frame's groups.
+func (e *keyedEnv) begin() {
+	e.keys, e.spaces = e.keys[:0], e.spaces[:0]
+	e.cur = -1
+}
+
+// add declares the frame's next group: its key and namespace, views that
+// must stay valid until the call returns.
+func (e *keyedEnv) add(key, namespace []byte) {
+	e.keys = append(e.keys, key)
+	e.spaces = append(e.spaces, namespace)
+}
+
+func (e *keyedEnv) Enter(g uint32) error {
+	if int(g) >= len(e.keys) {
+		return fmt.Errorf("enter(%d): the frame has %d groups", g, len(e.keys))
+	}
+	e.cur = int(g)
+	if err := e.keyed.SetKey(e.keys[g]); err != nil {
+		return err
+	}
+	if len(e.spaces[g]) > 0 {
+		e.keyed.SetNamespace(e.spaces[g])
+	}
+	return nil
+}
+
+func (e *keyedEnv) ValueGet(s uint32) ([]byte, bool, error) { return e.keyed.Value(int(s)) }
+func (e *keyedEnv) ValueSet(s uint32, v []byte) error       { return e.keyed.SetValue(int(s), v) }
+func (e *keyedEnv) Clear(s uint32) error                    { return e.keyed.Clear(int(s)) }
+func (e *keyedEnv) ListAppend(s uint32, v []byte) error     { return e.keyed.Append(int(s), v) }
+func (e *keyedEnv) ListGet(s uint32) (int, []byte, error)   { return e.keyed.List(int(s)) }
+func (e *keyedEnv) MapPut(s uint32, k, v []byte) error      { return e.keyed.MapPut(int(s), k, v) }
+func (e *keyedEnv) MapRemove(s uint32, k []byte) error      { return e.keyed.MapRemove(int(s), k) }
+func (e *keyedEnv) MapEntries(s uint32) (int, []byte, error) {
+	return e.keyed.MapEntries(int(s))
+}
+func (e *keyedEnv) MapGet(s uint32, k []byte) ([]byte, bool, error) {
+	return e.keyed.MapGet(int(s), k)
+}
+
+// errNoGroup is a timer call before any enter.
+var errNoGroup = errors.New("no current key: call enter(group) first")
+
+func (e *keyedEnv) RegisterTimer(d abi.TimeDomain, ts int64) error {
+	if e.cur < 0 {
+		return errNoGroup
+	}
+	e.timers.Register(d, ts, e.keys[e.cur], e.spaces[e.cur])
+	return nil
+}
+
+func (e *keyedEnv) DeleteTimer(d abi.TimeDomain, ts int64) error {
+	if e.cur < 0 {
+		return errNoGroup
+	}
+	e.timers.Delete(d, ts, e.keys[e.cur], e.spaces[e.cur])
+	return nil
+}

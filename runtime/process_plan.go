@@ -1,0 +1,48 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/spec"
+)
+
+// planProcess resolves a process operator's functions into v and returns
+// the problems of its state_ttl.
+func planProcess(o *spec.Operator, v *vertex, path string, resolve resolver) []string {
+	v.fn = resolve(path+".process", o.Process.Module, o.Process.Function, abi.KindProcess)
+	if o.OnTimer != "" {
+		v.onTimer = resolve(path+".on_timer", o.Process.Module, o.OnTimer, abi.KindOnTimer)
+	}
+	return stateTTLProblems(path, o, v.fn)
+}
+
+// stateTTLProblems checks that every state an operator's state_ttl names is
+// declared by the module of fn.
+func stateTTLProblems(path string, o *spec.Operator, fn *funcRef) []string {
+	if fn == nil {
+		return nil
+	}
+	var problems []string
+	desc := fn.module.desc
+	for i, t := range o.StateTTL {
+		if desc.LookupState(t.State) < 0 {
+			problems = append(problems, fmt.Sprintf("%s.state_ttl[%d].state: module %s declares no state %q (it declares %s)",
+				path, i, fn.module.id, t.State, stateList(desc)))
+		}
+	}
+	return problems
+}
+
+// stateList names a module's declared states for messages.
+func stateList(d abi.Description) string {
+	if len(d.States) == 0 {
+		return "none"
+	}
+	names := make([]string, len(d.States))
+	for i, st := range d.States {
+		names[i] = fmt.Sprintf("%s (%s)", st.Name, st.Kind)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,100 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"testing"
+
+	"wasmstream.io/platform/abi"
+)
+
+// windowBench drives a window operator with b.N records of keys keys,
+// perMs records per millisecond of event time, in batches of 1024 with a
+// watermark (the largest timestamp - 1) after each batch, into a sink that
+// counts. It reports records per CPU second of the process (GC included).
+func windowBench(b *testing.B, wp windowPlan, keys, perMs int, fn func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc) {
+	out := &countSink{}
+	c := newCounters()
+	policy := &errorPolicy{mode: onErrorFail, vertex: "win", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	wo := &windowOut{max: 1024, next: out}
+	w := newWindowOp("win", &wp, c, policy, wo, nil)
+	if fn == nil {
+		w.fn = &builtinFunc{name: wp.builtin, field: wp.field, policy: policy, out: wo}
+	} else {
+		w.fn = fn(w, wo, policy)
+	}
+	keyBytes := make([][]byte, keys)
+	for i := range keyBytes {
+		keyBytes[i] = []byte(fmt.Sprintf("user-%06d", i))
+	}
+	values := make([][]byte, 64)
+	for i := range values {
+		values[i] = []byte(`{"page":"/p","amount":` + strconv.Itoa(i*17%1000) + `}`)
+	}
+	const batch = 1024
+	recs := make([]abi.Record, batch)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPUNanos()
+	for n := 0; n < b.N; {
+		m := min(batch, b.N-n)
+		for j := 0; j < m; j++ {
+			i := n + j
+			recs[j] = abi.Record{Key: keyBytes[(i*7919)%keys], Value: values[i%len(values)], Timestamp: int64(i / perMs)}
+		}
+		if err := w.process(ctx, recs[:m]); err != nil {
+			b.Fatal(err)
+		}
+		n += m
+		if err := w.advance(ctx, recs[m-1].Timestamp-1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if used := processCPUNanos() - cpu; used > 0 {
+		b.ReportMetric(float64(b.N)/(float64(used)/1e9), "records/cpu-s")
+	}
+	_ = w.close(ctx)
+}
+
+// Keyed tumbling count over 100,000 keys: 100 records per millisecond and
+// 10 s windows, so each key has about 10 records per window.
+func BenchmarkWindowTumblingBuiltin(b *testing.B) {
+	windowBench(b, windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000, builtin: builtinCount}, 100_000, 100, nil)
+}
+
+// The same with the count UDF aggregate of udfs/avg in Wasm.
+func BenchmarkWindowTumblingWasm(b *testing.B) {
+	mod := windowModule(b, "avg")
+	windowBench(b, windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000}, 100_000, 100, udfWindowFunc(b, mod, "count"))
+}
+
+// Sliding and tumbling windows with the built-in count over 1,000 keys
+// (about 100 records per key and second): sliding 10 s by 1 s against
+// tumbling 10 s (the same windows' size) and tumbling 1 s (the same number
+// of results).
+func BenchmarkWindowSlidingBuiltin(b *testing.B) {
+	for _, tt := range []struct {
+		name string
+		plan windowPlan
+		keys int
+	}{
+		{"sliding-10s-by-1s", windowPlan{typ: windowSliding, size: 10_000, slide: 1_000, builtin: builtinCount}, 1_000},
+		{"tumbling-10s", windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000, builtin: builtinCount}, 1_000},
+		{"tumbling-1s", windowPlan{typ: windowTumbling, size: 1_000, slide: 1_000, builtin: builtinCount}, 1_000},
+		{"sliding-10s-by-1s-100k-keys", windowPlan{typ: windowSliding, size: 10_000, slide: 1_000, builtin: builtinCount}, 100_000},
+		{"tumbling-10s-100k-keys", windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000, builtin: builtinCount}, 100_000},
+	} {
+		b.Run(tt.name, func(b *testing.B) { windowBench(b, tt.plan, tt.keys, 100, nil) })
+	}
+}
+
+// Session windows (gap 1 s) with the built-in count over 100,000 keys: a
+// key's records come about a second apart, so sessions keep growing.
+func BenchmarkWindowSessionBuiltin(b *testing.B) {
+	windowBench(b, windowPlan{typ: windowSession, gap: 1_000, builtin: builtinCount}, 100_000, 100, nil)
+}

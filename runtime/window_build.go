@@ -1,0 +1,144 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/host"
+)
+
+// sourceStages puts the event-time stages of source v in front of next:
+// the timestamp assigner (a JSON field or a timestamp function) and the
+// watermark generator, as time and the source's watermark say.
+func (b *builder) sourceStages(t *task, v *vertex, i int, policy *errorPolicy, next stage) stage {
+	src := v.source
+	mode := b.j.plan.job.Time
+	s := next
+	if mode == timeProcessing {
+		return b.timestampStage(t, v, i, policy, s)
+	}
+	w := src.Watermark
+	interval, idle := int64(200), int64(0)
+	if w != nil {
+		interval, idle = w.Interval.Milliseconds(), w.IdleTimeout.Milliseconds()
+	}
+	if mode == timeIngestion {
+		g := newWMSource(wmIngestion, 0, interval, 0, t.announceIdle, s)
+		t.time.gen = g
+		return g
+	}
+	if w == nil || w.Strategy == "" || w.Strategy == "none" {
+		return b.timestampStage(t, v, i, policy, s)
+	}
+	var g *wmSource
+	switch w.Strategy {
+	case "punctuated":
+		g = newWMSource(wmPunctuated, 0, interval, idle, t.announceIdle, s)
+		f := v.wmFn
+		g.punct = &punctuator{
+			module: f.module.id, function: f.name, fn: f.index, pool: b.pool(v.id, i, f),
+			batchSize: b.j.plan.job.UDF.BatchSize, policy: policy,
+		}
+	default:
+		g = newWMSource(wmBounded, w.MaxOutOfOrderness.Milliseconds(), interval, idle, t.announceIdle, s)
+	}
+	t.time.gen = g
+	return b.timestampStage(t, v, i, policy, g)
+}
+
+// timestampStage puts the source's timestamp assigner, if any, in front of
+// next.
+func (b *builder) timestampStage(t *task, v *vertex, i int, policy *errorPolicy, next stage) stage {
+	if ts := v.source.Timestamp; ts != nil && ts.Field != "" {
+		return &fieldExtract{field: ts.Field, timestamp: true, policy: policy, next: next}
+	}
+	if v.fn != nil {
+		return b.wasmStage(t, v.id, i, v.fn, abi.KindTimestamp, policy, next)
+	}
+	return next
+}
+
+// pool makes an instance pool of f's module for subtask i of a vertex.
+func (b *builder) pool(vertexID string, i int, f *funcRef) *host.Pool {
+	limits := b.j.plan.job.UDF
+	return f.module.mod.NewPool(host.InstanceConfig{
+		MemoryLimit: limits.MemoryLimit,
+		CallTimeout: limits.CallTimeout.Duration,
+		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},
+	})
+}
+
+// windowStage builds the window operator of v for subtask i in front of
+// next, with its late output.
+func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c *counters, policy *errorPolicy, next stage) (stage, error) {
+	late, err := b.lateOutputs(ctx, t, v, i)
+	if err != nil {
+		return nil, err
+	}
+	wp := v.win
+	batch := b.j.plan.job.UDF.BatchSize
+	out := &windowOut{max: batch, next: next}
+	w := newWindowOp(v.id, wp, c, policy, out, late)
+	call := func(f *funcRef, kind abi.Kind) *windowCall {
+		return &windowCall{kind: kind, maxGroups: batch, policy: policy, out: out,
+			gc: groupCall{module: f.module.id, function: f.name, fn: f.index, pool: b.pool(v.id, i, f)}}
+	}
+	switch {
+	case wp.builtin != "":
+		w.fn = &builtinFunc{name: wp.builtin, field: wp.field, policy: policy, out: out}
+	case wp.fnKind == abi.KindWindowProcess:
+		w.fn = &udfProcessFunc{call: call(v.fn, wp.fnKind), store: w.store, out: out, policy: policy, wm: &w.wm}
+	default:
+		w.fn = &udfAccFunc{reduce: wp.fnKind == abi.KindReduce, call: call(v.fn, wp.fnKind), store: w.store, out: out, policy: policy, wm: &w.wm}
+	}
+	if wp.gapFn != nil {
+		f := wp.gapFn
+		w.gapCall = &groupCall{module: f.module.id, function: f.name, fn: f.index, pool: b.pool(v.id, i, f)}
+	}
+	return w, nil
+}
+
+// lateOutputs builds the stages that receive v's late records: its late
+// edges, chained or through the exchange. Nil when v has none.
+func (b *builder) lateOutputs(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
+	var outs fanout
+	for _, e := range v.out {
+		if !e.late {
+			continue
+		}
+		if e.chained() {
+			s, err := b.vertexStage(ctx, t, e.to, i)
+			if err != nil {
+				return nil, errors.Join(err, outs.close(ctx))
+			}
+			outs = append(outs, s)
+			continue
+		}
+		w := b.edges[e].Writer(i)
+		t.writers = append(t.writers, w)
+		outs = append(outs, &exchangeOut{writer: w, part: b.partitioner(e, i), channels: e.to.parallelism})
+	}
+	switch len(outs) {
+	case 0:
+		return nil, nil
+	case 1:
+		return outs[0], nil
+	}
+	return outs, nil
+}
+
+// sourceSplits tells a source's watermark generator how many splits its
+// subtask reads.
+func (t *task) sourceSplits() {
+	if t.time.gen == nil {
+		return
+	}
+	n := 1
+	if ss, ok := t.source.(connector.SplitSource); ok {
+		n = ss.Splits()
+	}
+	t.time.gen.setSplits(n)
+}

@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/watermark"
+)
+
+// propRecord is a generated record: its key, timestamp and number.
+type propRecord struct {
+	key string
+	ts  int64
+	n   int64
+}
+
+// refAgg computes a built-in aggregate over numbers the way windowOut
+// formats it.
+func refAgg(name string, ns []int64) string {
+	acc := builtinAcc{}
+	for _, n := range ns {
+		acc.add(float64(n))
+	}
+	f := builtinFunc{name: name}
+	return string(f.result(&acc))
+}
+
+// refTimeWindows is the brute-force reference of tumbling and sliding
+// windows with bounded-out-of-orderness watermarks after every record and
+// allowed lateness: every record is kept once per window, and every window
+// is checked at every watermark. It returns the results as "key start end
+// value" lines and the number of records too late.
+func refTimeWindows(recs []propRecord, size, slide, lateness, delay int64, agg string) ([]string, int64) {
+	type win struct {
+		key   string
+		start int64
+	}
+	contents := map[win][]int64{}
+	var out []string
+	emit := func(w win) {
+		out = append(out, fmt.Sprintf("%s %d %d %s", w.key, w.start, w.start+size, refAgg(agg, contents[w])))
+	}
+	wm, maxTs := int64(abi.NoWatermark), int64(math.MinInt64)
+	var late int64
+	fireUpTo := func(next int64) {
+		var due []win
+		for w := range contents {
+			if end := w.start + size - 1; end > wm && end <= next {
+				due = append(due, w)
+			}
+		}
+		for _, w := range due {
+			emit(w)
+		}
+		wm = next
+	}
+	for _, r := range recs {
+		var starts []int64
+		for s := r.ts - floorMod(r.ts, slide); s > r.ts-size; s -= slide {
+			starts = append(starts, s)
+		}
+		live := false
+		for _, s := range starts {
+			if s+size-1+lateness > wm {
+				live = true
+				w := win{r.key, s}
+				contents[w] = append(contents[w], r.n)
+				if s+size-1 <= wm {
+					emit(w)
+				}
+			}
+		}
+		if !live {
+			late++
+		}
+		maxTs = max(maxTs, r.ts)
+		if next := maxTs - delay - 1; next > wm {
+			fireUpTo(next)
+		}
+	}
+	fireUpTo(watermark.MaxWatermark)
+	return out, late
+}
+
+// refCountWindows is the reference of count windows: every slide records of
+// a key, the last size of them.
+func refCountWindows(recs []propRecord, size, slide int64, agg string) []string {
+	seen := map[string][]propRecord{}
+	var out []string
+	for _, r := range recs {
+		rs := append(seen[r.key], r)
+		seen[r.key] = rs
+		if int64(len(rs))%slide != 0 {
+			continue
+		}
+		last := rs[max(0, len(rs)-int(size)):]
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		var ns []int64
+		for _, x := range last {
+			lo, hi = min(lo, x.ts), max(hi, x.ts+1)
+			ns = append(ns, x.n)
+		}
+		out = append(out, fmt.Sprintf("%s %d %d %s", r.key, lo, hi, refAgg(agg, ns)))
+	}
+	return out
+}
+
+// resultSink turns built-in results back into "key start end value" lines.
+type resultSink struct {
+	tapeSink
+	results []string
+}
+
+func (s *resultSink) process(_ context.Context, recs []abi.Record) error {
+	for _, r := range recs {
+		var start, end, value []byte
+		var err error
+		if start, _, err = jsonField(r.Value, "window_start", nil); err == nil {
+			if end, _, err = jsonField(r.Value, "window_end", nil); err == nil {
+				value, _, err = jsonField(r.Value, "value", nil)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		s.results = append(s.results, fmt.Sprintf("%s %s %s %s", r.Key, start, end, value))
+	}
+	return nil
+}
+
+// TestWindowProperty compares the window operator behind a watermark
+// generator (interval 0) with the brute-force references on random input
+// cut into random batches.
+func TestWindowProperty(t *testing.T) {
+	aggs := []string{builtinCount, builtinSum, builtinMin, builtinMax, builtinAvg}
+	for trial := 0; trial < 300; trial++ {
+		rng := rand.New(rand.NewPCG(uint64(trial), 7))
+		slide := []int64{5, 10, 20}[rng.IntN(3)]
+		size := slide * int64(1+rng.IntN(4))
+		wp := windowPlan{typ: windowSliding, size: size, slide: slide, lateness: []int64{0, 0, 15, 40}[rng.IntN(4)],
+			builtin: aggs[rng.IntN(len(aggs))], field: "n"}
+		if trial%4 == 3 {
+			wp = windowPlan{typ: windowCount, count: int64(1 + rng.IntN(5)), builtin: wp.builtin, field: "n"}
+			wp.countSlide = []int64{wp.count, 1, 2}[rng.IntN(3)]
+			if wp.count%wp.countSlide != 0 {
+				wp.countSlide = wp.count
+			}
+		}
+		delay := int64(rng.IntN(30))
+		recs := make([]propRecord, 100+rng.IntN(200))
+		clock := int64(1000)
+		for i := range recs {
+			clock += int64(rng.IntN(8))
+			recs[i] = propRecord{key: string(rune('a' + rng.IntN(4))), ts: clock - int64(rng.IntN(60)), n: int64(rng.IntN(200)) - 100}
+		}
+		var want []string
+		var wantLate int64
+		if wp.typ == windowCount {
+			want = refCountWindows(recs, wp.count, wp.countSlide, wp.builtin)
+		} else {
+			want, wantLate = refTimeWindows(recs, wp.size, wp.slide, wp.lateness, delay, wp.builtin)
+		}
+
+		out := &resultSink{}
+		c := newCounters()
+		policy := &errorPolicy{mode: onErrorFail, vertex: "win", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		wo := &windowOut{max: 1 + rng.IntN(8), next: out}
+		w := newWindowOp("win", &wp, c, policy, wo, nil)
+		w.fn = &builtinFunc{name: wp.builtin, field: "n", policy: policy, out: wo}
+		gen := newWMSource(wmBounded, delay, 0, 0, func(context.Context, bool) error { return nil }, w)
+		gen.setSplits(1)
+		ctx := context.Background()
+		for lo := 0; lo < len(recs); {
+			hi := min(len(recs), lo+1+rng.IntN(40))
+			batch := make([]abi.Record, 0, hi-lo)
+			for _, r := range recs[lo:hi] {
+				batch = append(batch, abi.Record{Key: []byte(r.key), Value: []byte(`{"n":` + strconv.FormatInt(r.n, 10) + `}`), Timestamp: r.ts})
+			}
+			if err := gen.process(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			lo = hi
+		}
+		if err := gen.advance(ctx, watermark.MaxWatermark); err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Clone(out.results)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) || c.late.Load() != wantLate {
+			t.Fatalf("trial %d (%+v, delay %d): late %d, want %d\n got %d results %v\nwant %d results %v",
+				trial, wp, delay, c.late.Load(), wantLate, len(got), got, len(want), want)
+		}
+	}
+}

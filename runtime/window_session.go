@@ -1,0 +1,260 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/watermark"
+)
+
+// Session windows: a record opens the window [t, t+gap) and windows of the
+// same key that intersect (touching included, as in Flink) merge into one,
+// their contents merged by the window function. Each session has a firing
+// timer at end - 1 (and a cleanup timer at end - 1 + allowed lateness),
+// registered once per batch for the sessions the batch changed.
+
+// processSessions adds records to their keys' sessions.
+func (w *windowOp) processSessions(ctx context.Context, recs []abi.Record) error {
+	wp := w.plan
+	if w.gapCall != nil {
+		if err := w.sessionGaps(ctx, recs); err != nil {
+			return err
+		}
+	}
+	now := w.clock()
+	for i := range recs {
+		rec := &recs[i]
+		gap := wp.gap
+		if w.gapCall != nil {
+			if gap = w.gaps[i]; gap <= 0 {
+				continue
+			}
+		}
+		t := w.timeOf(rec, now)
+		start, end := t, t+gap
+		if !wp.processing && end-1+wp.lateness <= w.wm {
+			w.tooLate(rec)
+			continue
+		}
+		ks := w.store.key(w.keyOf(rec), true)
+		s, err := w.session(ctx, ks, start, end)
+		if err != nil {
+			return err
+		}
+		if wp.processing || s.end-1 > w.wm {
+			if err := w.fn.add(ctx, ks, s, rec); err != nil {
+				return err
+			}
+			continue
+		}
+		// Late within the allowed lateness: the session has fired (or
+		// would have); emit it again with the record.
+		if err := w.fn.flush(ctx); err != nil {
+			return err
+		}
+		if err := w.fn.add(ctx, ks, s, rec); err != nil {
+			return err
+		}
+		if err := w.fn.flush(ctx); err != nil {
+			return err
+		}
+		w.fs, w.slotBuf = w.fs[:0], append(w.slotBuf[:0], s)
+		w.fs = append(w.fs, firing{key: ks.key, start: s.start, end: s.end, slots: w.slotBuf[:1:1]})
+		if err := w.fireAll(ctx); err != nil {
+			return err
+		}
+		if err := w.out.flushIfFull(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// session returns the session of key ks that the window [start, end) ends
+// up in, merging the sessions it bridges.
+func (w *windowOp) session(ctx context.Context, ks *keyState, start, end int64) (*slot, error) {
+	w.overlap = w.overlap[:0]
+	for _, s := range ks.slots {
+		if s.start <= end && s.end >= start {
+			w.overlap = append(w.overlap, s)
+		}
+	}
+	switch len(w.overlap) {
+	case 0:
+		s := w.store.newSlot(start, end)
+		ks.insert(s)
+		w.touched = append(w.touched, touchedSlot{ks: ks, s: s})
+		return s, nil
+	case 1:
+		s := w.overlap[0]
+		if start < s.start || end > s.end {
+			s.start, s.end = min(s.start, start), max(s.end, end)
+			w.touched = append(w.touched, touchedSlot{ks: ks, s: s})
+		}
+		return s, nil
+	}
+	// The record bridges sessions: merge them into the first. Queued
+	// records go into their slots first.
+	if err := w.fn.flush(ctx); err != nil {
+		return nil, err
+	}
+	into := w.overlap[0]
+	from := w.overlap[1:]
+	into.start = min(into.start, start)
+	for _, s := range from {
+		into.end = max(into.end, s.end)
+	}
+	into.end = max(into.end, end)
+	if err := w.fn.merge(ctx, []slotMerge{{key: ks.key, into: into, from: from}}); err != nil {
+		return nil, err
+	}
+	for _, s := range from {
+		w.deleteSessionTimers(ks.key, s)
+		ks.remove(s)
+		w.forget(s)
+		w.store.freeSlot(s)
+	}
+	w.touched = append(w.touched, touchedSlot{ks: ks, s: into})
+	return into, nil
+}
+
+// forget removes a freed slot from the batch's touched list.
+func (w *windowOp) forget(s *slot) {
+	kept := w.touched[:0]
+	for _, t := range w.touched {
+		if t.s != s {
+			kept = append(kept, t)
+		}
+	}
+	clear(w.touched[len(kept):])
+	w.touched = kept
+}
+
+// sessionTimers moves the timers of the sessions the batch changed to their
+// new ends.
+func (w *windowOp) sessionTimers() {
+	d := w.domain()
+	for _, t := range w.touched {
+		s := t.s
+		if s.timerEnd == s.end {
+			continue
+		}
+		w.deleteSessionTimers(t.ks.key, s)
+		s.timerEnd = s.end
+		// A session already due fired when its record came (late within
+		// the allowed lateness): only its cleanup is left to register.
+		if w.plan.processing || s.end-1 > w.wm {
+			w.timers.Register(d, s.end-1, t.ks.key, w.namespace(timerFire, s.end))
+		}
+		if w.plan.lateness > 0 && !w.plan.processing {
+			w.timers.Register(d, s.end-1+w.plan.lateness, t.ks.key, w.namespace(timerClean, s.end))
+		}
+	}
+	clear(w.touched)
+	w.touched = w.touched[:0]
+}
+
+func (w *windowOp) deleteSessionTimers(key []byte, s *slot) {
+	if s.timerEnd == 0 {
+		return
+	}
+	d := w.domain()
+	w.timers.Delete(d, s.timerEnd-1, key, w.namespace(timerFire, s.timerEnd))
+	if w.plan.lateness > 0 && !w.plan.processing {
+		w.timers.Delete(d, s.timerEnd-1+w.plan.lateness, key, w.namespace(timerClean, s.timerEnd))
+	}
+	s.timerEnd = 0
+}
+
+// sessionTimer collects a session to fire or drop.
+func (w *windowOp) sessionTimer(tm watermark.Timer, end int64) {
+	ks := w.store.key(tm.Key, false)
+	if ks == nil {
+		return
+	}
+	var s *slot
+	for _, x := range ks.slots {
+		if x.end == end {
+			s = x
+		}
+	}
+	if s == nil {
+		return
+	}
+	if tm.Namespace[0] == timerFire {
+		w.slotBuf = append(w.slotBuf, s)
+		n := len(w.slotBuf)
+		w.fs = append(w.fs, firing{key: ks.key, start: s.start, end: s.end, slots: w.slotBuf[n-1 : n : n]})
+	}
+	if tm.Namespace[0] == timerClean || w.plan.lateness == 0 || w.plan.processing {
+		w.drops = append(w.drops, touchedSlot{ks: ks, s: s})
+	}
+}
+
+// dropSessions releases the sessions past their allowed lateness.
+func (w *windowOp) dropSessions() {
+	for _, d := range w.drops {
+		d.s.timerEnd = 0
+		d.ks.remove(d.s)
+		w.store.freeSlot(d.s)
+		if len(d.ks.slots) == 0 {
+			w.store.dropKey(d.ks)
+		}
+	}
+	clear(w.drops)
+	w.drops = w.drops[:0]
+}
+
+// sessionGaps calls the session_gap function over the batch: one group per
+// run of records with the same key, one call. A record the function fails
+// goes through on_udf_error and gets gap 0 (it is skipped).
+func (w *windowOp) sessionGaps(ctx context.Context, recs []abi.Record) error {
+	g := w.gapCall
+	if cap(w.gaps) < len(recs) {
+		w.gaps = make([]int64, len(recs))
+	}
+	w.gaps = w.gaps[:len(recs)]
+	clear(w.gaps)
+	g.begin(abi.OpNone, w.wm, nowMillis())
+	var head abi.GroupHead
+	for lo := 0; lo < len(recs); {
+		key := w.keyOf(&recs[lo])
+		hi := lo + 1
+		for hi < len(recs) && string(w.keyOf(&recs[hi])) == string(key) {
+			hi++
+		}
+		head = abi.GroupHead{Key: key}
+		g.add(&head, recs[lo:hi])
+		lo = hi
+	}
+	err := g.run(ctx, true, func(e *abi.Entry) error {
+		i := int(e.Index)
+		switch e.Tag {
+		case abi.TagTimestamp:
+			if e.Timestamp <= 0 {
+				return g.badOutput(fmt.Errorf("session gap %d for record %d: must be positive", e.Timestamp, i))
+			}
+			w.gaps[i] = e.Timestamp
+		case abi.TagError:
+			w.gaps[i] = -1
+		default:
+			return g.badOutput(fmt.Errorf("session_gap function wrote a %s entry", tagName(e.Tag)))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("operator[%s]: %w", w.vertex, err)
+	}
+	for i, gap := range w.gaps {
+		switch {
+		case gap == 0:
+			return fmt.Errorf("operator[%s]: %w", w.vertex, g.badOutput(fmt.Errorf("no session gap for record %d", i)))
+		case gap < 0:
+			if err := w.policy.recordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: session gap failed", g.module, g.function)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

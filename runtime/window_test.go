@@ -1,0 +1,253 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/watermark"
+)
+
+// tapeSink writes what reaches it as lines: records as "key@ts value" and
+// watermarks as "wm N".
+type tapeSink struct{ lines []string }
+
+func (s *tapeSink) process(_ context.Context, recs []abi.Record) error {
+	for _, r := range recs {
+		s.lines = append(s.lines, fmt.Sprintf("%s@%d %s", r.Key, r.Timestamp, r.Value))
+	}
+	return nil
+}
+
+func (s *tapeSink) advance(_ context.Context, wm int64) error {
+	if wm == watermark.MaxWatermark {
+		s.lines = append(s.lines, "wm max")
+	} else {
+		s.lines = append(s.lines, fmt.Sprintf("wm %d", wm))
+	}
+	return nil
+}
+func (s *tapeSink) tick(context.Context, int64) error { return nil }
+func (s *tapeSink) finish(context.Context) error      { return nil }
+func (s *tapeSink) close(context.Context) error       { return nil }
+
+// windowStep is one input of a window test: a record "key@ts value" or a
+// watermark "wm N" ("wm max" ends the input).
+type windowStep string
+
+func (st windowStep) apply(ctx context.Context, s stage) error {
+	text := string(st)
+	if rest, ok := strings.CutPrefix(text, "wm "); ok {
+		if rest == "max" {
+			return s.advance(ctx, watermark.MaxWatermark)
+		}
+		var wm int64
+		fmt.Sscan(rest, &wm)
+		return s.advance(ctx, wm)
+	}
+	var recs []abi.Record
+	for _, one := range strings.Split(text, ";") {
+		keyTs, value, _ := strings.Cut(strings.TrimSpace(one), " ")
+		key, tsText, _ := strings.Cut(keyTs, "@")
+		var ts int64
+		fmt.Sscan(tsText, &ts)
+		recs = append(recs, abi.Record{Key: []byte(key), Value: []byte(value), Timestamp: ts})
+	}
+	return s.process(ctx, recs)
+}
+
+// testWindow builds a window operator with a built-in aggregate, or fn,
+// writing its results to out and its late records to late (when not nil).
+func testWindow(wp *windowPlan, fn func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
+	c := newCounters()
+	policy := &errorPolicy{mode: onErrorFail, vertex: "win", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	wo := &windowOut{max: 4, next: out}
+	var lateStage stage
+	if late != nil {
+		lateStage = late
+	}
+	w := newWindowOp("win", wp, c, policy, wo, lateStage)
+	if fn == nil {
+		w.fn = &builtinFunc{name: wp.builtin, field: wp.field, policy: policy, out: wo}
+	} else {
+		w.fn = fn(w, wo, policy)
+	}
+	return w, c
+}
+
+func runWindow(t *testing.T, s stage, steps []windowStep) {
+	t.Helper()
+	for _, st := range steps {
+		if err := st.apply(context.Background(), s); err != nil {
+			t.Fatalf("step %q: %v", st, err)
+		}
+	}
+}
+
+func checkLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%s:\n got:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func TestWindowBuiltinGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		plan  windowPlan
+		steps []windowStep
+		want  []string
+		late  []string
+		// dropped is the count of too-late records.
+		dropped int64
+	}{
+		{
+			name: "tumbling count out of order",
+			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, builtin: builtinCount},
+			steps: []windowStep{
+				"a@3 {}; b@12 {}; a@1 {}; a@11 {}", "a@9 {}", "wm 9", "b@10 {}", "wm 19", "wm max",
+			},
+			want: []string{
+				`a@9 {"key":"a","window_start":0,"window_end":10,"value":3}`, "wm 9",
+				`b@19 {"key":"b","window_start":10,"window_end":20,"value":2}`,
+				`a@19 {"key":"a","window_start":10,"window_end":20,"value":1}`, "wm 19", "wm max",
+			},
+		},
+		{
+			name: "tumbling with offset, sum avg",
+			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, offset: 5, builtin: builtinSum, field: "n"},
+			steps: []windowStep{
+				`k@4 {"n":1}; k@5 {"n":2.5}; k@14 {"n":-3}; k@15 {"n":4}`, "wm max",
+			},
+			want: []string{
+				`k@4 {"key":"k","window_start":-5,"window_end":5,"value":1}`,
+				`k@14 {"key":"k","window_start":5,"window_end":15,"value":-0.5}`,
+				`k@24 {"key":"k","window_start":15,"window_end":25,"value":4}`, "wm max",
+			},
+		},
+		{
+			name: "sliding min max share panes",
+			plan: windowPlan{typ: windowSliding, size: 10, slide: 5, builtin: builtinMax, field: "n"},
+			steps: []windowStep{
+				`k@1 {"n":1}; k@7 {"n":7}; k@12 {"n":3}`, "wm 9", "wm 14", "wm max",
+			},
+			want: []string{
+				`k@4 {"key":"k","window_start":-5,"window_end":5,"value":1}`,
+				`k@9 {"key":"k","window_start":0,"window_end":10,"value":7}`, "wm 9",
+				`k@14 {"key":"k","window_start":5,"window_end":15,"value":7}`, "wm 14",
+				`k@19 {"key":"k","window_start":10,"window_end":20,"value":3}`, "wm max",
+			},
+		},
+		{
+			name: "lateness: on time, late within lateness re-fires, too late goes to the side",
+			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, lateness: 5, builtin: builtinCount},
+			steps: []windowStep{
+				"k@1 a; k@2 b", "wm 9", "k@3 c", "k@4 d; k@5 e", "wm 13", "k@6 f", "wm 14", "k@7 g", "wm max",
+			},
+			want: []string{
+				`k@9 {"key":"k","window_start":0,"window_end":10,"value":2}`, "wm 9",
+				`k@9 {"key":"k","window_start":0,"window_end":10,"value":3}`,
+				`k@9 {"key":"k","window_start":0,"window_end":10,"value":4}`,
+				`k@9 {"key":"k","window_start":0,"window_end":10,"value":5}`, "wm 13",
+				`k@9 {"key":"k","window_start":0,"window_end":10,"value":6}`, "wm 14", "wm max",
+			},
+			late:    []string{"wm 9", "wm 13", "wm 14", "k@7 g", "wm max"},
+			dropped: 1,
+		},
+		{
+			name: "late without lateness",
+			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, builtin: builtinCount},
+			steps: []windowStep{
+				"k@1 a", "wm 9", "k@9 b; k@10 c", "wm max",
+			},
+			want: []string{
+				`k@9 {"key":"k","window_start":0,"window_end":10,"value":1}`, "wm 9",
+				`k@19 {"key":"k","window_start":10,"window_end":20,"value":1}`, "wm max",
+			},
+			late:    []string{"wm 9", "k@9 b", "wm max"},
+			dropped: 1,
+		},
+		{
+			name: "window_all ignores keys",
+			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, all: true, builtin: builtinAvg, field: "n"},
+			steps: []windowStep{
+				`a@1 {"n":1}; b@2 {"n":2}`, "wm max",
+			},
+			want: []string{`@9 {"key":"","window_start":0,"window_end":10,"value":1.5}`, "wm max"},
+		},
+		{
+			name: "session merge",
+			plan: windowPlan{typ: windowSession, gap: 5, builtin: builtinCount},
+			steps: []windowStep{
+				"k@0 a; k@20 b; j@0 x", "k@10 c", "k@5 d", "wm 30", "wm max",
+			},
+			want: []string{
+				`j@4 {"key":"j","window_start":0,"window_end":5,"value":1}`,
+				`k@14 {"key":"k","window_start":0,"window_end":15,"value":3}`,
+				`k@24 {"key":"k","window_start":20,"window_end":25,"value":1}`, "wm 30", "wm max",
+			},
+		},
+		{
+			name: "session late within lateness re-fires the merged session",
+			plan: windowPlan{typ: windowSession, gap: 5, lateness: 10, builtin: builtinCount},
+			steps: []windowStep{
+				"k@0 a", "wm 10", "k@4 b", "k@12 c", "wm 30", "k@3 late; k@20 d", "wm max",
+			},
+			want: []string{
+				`k@4 {"key":"k","window_start":0,"window_end":5,"value":1}`, "wm 10",
+				`k@8 {"key":"k","window_start":0,"window_end":9,"value":2}`,
+				`k@16 {"key":"k","window_start":12,"window_end":17,"value":1}`, "wm 30",
+				`k@24 {"key":"k","window_start":20,"window_end":25,"value":1}`, "wm max",
+			},
+			dropped: 1,
+		},
+		{
+			name: "tumbling count window",
+			plan: windowPlan{typ: windowCount, count: 3, countSlide: 3, builtin: builtinSum, field: "n"},
+			steps: []windowStep{
+				`k@5 {"n":1}; k@3 {"n":2}; j@1 {"n":9}; k@9 {"n":3}; k@1 {"n":4}`, `k@2 {"n":5}; k@4 {"n":6}`, "wm max",
+			},
+			want: []string{
+				`k@9 {"key":"k","window_start":3,"window_end":10,"value":6}`,
+				`k@4 {"key":"k","window_start":1,"window_end":5,"value":15}`, "wm max",
+			},
+		},
+		{
+			name: "sliding count window",
+			plan: windowPlan{typ: windowCount, count: 4, countSlide: 2, builtin: builtinCount},
+			steps: []windowStep{
+				"k@1 a; k@2 b; k@3 c", "k@4 d; k@5 e; k@6 f; k@7 g", "wm max",
+			},
+			want: []string{
+				`k@2 {"key":"k","window_start":1,"window_end":3,"value":2}`,
+				`k@4 {"key":"k","window_start":1,"window_end":5,"value":4}`,
+				`k@6 {"key":"k","window_start":3,"window_end":7,"value":4}`, "wm max",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := &tapeSink{}
+			var late *tapeSink
+			if tt.late != nil {
+				late = &tapeSink{}
+			}
+			w, c := testWindow(&tt.plan, nil, out, late)
+			runWindow(t, w, tt.steps)
+			checkLines(t, "results", out.lines, tt.want)
+			if late != nil {
+				checkLines(t, "late output", late.lines, tt.late)
+			}
+			if got := c.late.Load(); got != tt.dropped {
+				t.Fatalf("late records %d, want %d", got, tt.dropped)
+			}
+			if w.store.keys() != 0 && tt.plan.typ != windowCount {
+				t.Fatalf("%d keys left after the end of input", w.store.keys())
+			}
+		})
+	}
+}

@@ -1,0 +1,316 @@
+package runtime
+
+import (
+	"context"
+
+	"wasmstream.io/platform/abi"
+)
+
+// udfAccFunc is a UDF aggregate (create/add, merge, result) or reduce (the
+// accumulator is the reduced value, emitted as the result's value). The host
+// keeps each slot's accumulator bytes; add queues records and flush folds
+// every queued slot in one call.
+type udfAccFunc struct {
+	reduce bool
+	call   *windowCall
+	store  windowContents
+	out    *windowOut
+	policy *errorPolicy
+	// wm is the operator's watermark, sent in frames.
+	wm *int64
+
+	touched []touchedSlot
+	// groups are the windows or merges being computed; their accumulators
+	// live in arena.
+	groups []accGroup
+	arena  []byte
+	pairs  []accPair
+}
+
+type touchedSlot struct {
+	ks *keyState
+	s  *slot
+}
+
+// accGroup is one window (or session merge) whose slot accumulators are
+// being merged into one.
+type accGroup struct {
+	key        []byte
+	start, end int64
+	into       *slot
+	accs       []span
+	failed     bool
+	// odd and last keep a round's unpaired accumulator.
+	odd  bool
+	last span
+}
+
+// span is arena[off:off+n].
+type span struct{ off, n int }
+
+// accPair is one merge of a round: group g's accumulators a and b.
+type accPair struct {
+	g    int
+	a, b span
+}
+
+func (f *udfAccFunc) add(_ context.Context, ks *keyState, s *slot, rec *abi.Record) error {
+	s.n++
+	if len(s.pending) == 0 {
+		f.touched = append(f.touched, touchedSlot{ks: ks, s: s})
+	}
+	s.pending = append(s.pending, *rec)
+	return nil
+}
+
+func (f *udfAccFunc) flush(ctx context.Context) error {
+	if len(f.touched) == 0 {
+		return nil
+	}
+	var head abi.GroupHead
+	err := f.call.run(ctx, abi.OpAdd, *f.wm, len(f.touched), groupHandlers{
+		add: func(i int) {
+			t := f.touched[i]
+			head = abi.GroupHead{Key: t.ks.key}
+			if t.s.has {
+				head.Flags, head.Acc = abi.GroupAcc, t.s.data
+			}
+			f.call.gc.add(&head, t.s.pending)
+		},
+		acc: func(i int, acc []byte) error {
+			s := f.touched[i].s
+			f.store.setData(s, acc)
+			s.has = true
+			return nil
+		},
+		failed: func(i int, err error) error {
+			s := f.touched[i].s
+			for j := range s.pending {
+				if err := f.policy.recordFailed(ctx, &s.pending[j], err); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
+	for _, t := range f.touched {
+		clear(t.s.pending)
+		t.s.pending = t.s.pending[:0]
+	}
+	clear(f.touched)
+	f.touched = f.touched[:0]
+	return err
+}
+
+// gather starts a group over the accumulators of slots.
+func (f *udfAccFunc) gather(key []byte, start, end int64, into *slot, slots []*slot) {
+	g := accGroup{key: key, start: start, end: end, into: into}
+	for _, s := range slots {
+		if s.has {
+			g.accs = append(g.accs, span{off: len(f.arena), n: len(s.data)})
+			f.arena = append(f.arena, s.data...)
+		}
+	}
+	f.groups = append(f.groups, g)
+}
+
+// mergeGroups merges each group's accumulators into one, in rounds of
+// pairwise merges, one call per round for all groups.
+func (f *udfAccFunc) mergeGroups(ctx context.Context) error {
+	for {
+		f.pairs = f.pairs[:0]
+		for gi := range f.groups {
+			g := &f.groups[gi]
+			if g.failed {
+				continue
+			}
+			for k := 0; k+1 < len(g.accs); k += 2 {
+				f.pairs = append(f.pairs, accPair{g: gi, a: g.accs[k], b: g.accs[k+1]})
+			}
+		}
+		if len(f.pairs) == 0 {
+			return nil
+		}
+		// Each group receives the merges of its pairs, in order, then its
+		// odd accumulator, if any, last: the order of accumulators is kept.
+		for gi := range f.groups {
+			g := &f.groups[gi]
+			g.odd = len(g.accs)%2 == 1
+			if g.odd {
+				g.last = g.accs[len(g.accs)-1]
+			}
+			g.accs = g.accs[:0]
+		}
+		var head abi.GroupHead
+		err := f.call.run(ctx, abi.OpMerge, *f.wm, len(f.pairs), groupHandlers{
+			add: func(i int) {
+				p := f.pairs[i]
+				head = abi.GroupHead{Flags: abi.GroupAcc | abi.GroupAcc2, Key: f.groups[p.g].key,
+					Acc: f.arena[p.a.off : p.a.off+p.a.n], Acc2: f.arena[p.b.off : p.b.off+p.b.n]}
+				f.call.gc.add(&head, nil)
+			},
+			acc: func(i int, acc []byte) error {
+				g := &f.groups[f.pairs[i].g]
+				g.accs = append(g.accs, span{off: len(f.arena), n: len(acc)})
+				f.arena = append(f.arena, acc...)
+				return nil
+			},
+			failed: func(i int, err error) error {
+				g := &f.groups[f.pairs[i].g]
+				if g.failed {
+					return nil
+				}
+				g.failed = true
+				return f.policy.recordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.end - 1}, err)
+			},
+		})
+		if err != nil {
+			return err
+		}
+		for gi := range f.groups {
+			if g := &f.groups[gi]; g.odd {
+				g.accs = append(g.accs, g.last)
+			}
+		}
+	}
+}
+
+func (f *udfAccFunc) reset() {
+	clear(f.groups)
+	f.groups = f.groups[:0]
+	f.arena = f.arena[:0]
+}
+
+func (f *udfAccFunc) merge(ctx context.Context, ms []slotMerge) error {
+	defer f.reset()
+	for _, m := range ms {
+		f.gather(m.key, m.into.start, m.into.end, m.into, append([]*slot{m.into}, m.from...))
+		for _, s := range m.from {
+			m.into.n += s.n
+		}
+	}
+	if err := f.mergeGroups(ctx); err != nil {
+		return err
+	}
+	for i := range f.groups {
+		g := &f.groups[i]
+		if !g.failed && len(g.accs) == 1 {
+			a := g.accs[0]
+			f.store.setData(g.into, f.arena[a.off:a.off+a.n])
+			g.into.has = true
+		}
+	}
+	return nil
+}
+
+func (f *udfAccFunc) fire(ctx context.Context, fs []firing) error {
+	defer f.reset()
+	for i := range fs {
+		f.gather(fs[i].key, fs[i].start, fs[i].end, nil, fs[i].slots)
+	}
+	if err := f.mergeGroups(ctx); err != nil {
+		return err
+	}
+	if f.reduce {
+		for i := range f.groups {
+			g := &f.groups[i]
+			if !g.failed && len(g.accs) == 1 {
+				a := g.accs[0]
+				f.out.emit(g.key, f.arena[a.off:a.off+a.n], g.end-1, nil)
+			}
+		}
+		return f.out.flushIfFull(ctx)
+	}
+	// Groups without an accumulator (every add failed) have no result.
+	live := f.groups[:0]
+	for _, g := range f.groups {
+		if !g.failed && len(g.accs) == 1 {
+			live = append(live, g)
+		}
+	}
+	f.groups = live
+	var head abi.GroupHead
+	return f.call.run(ctx, abi.OpResult, *f.wm, len(f.groups), groupHandlers{
+		add: func(i int) {
+			g := &f.groups[i]
+			a := g.accs[0]
+			head = abi.GroupHead{Flags: abi.GroupWindow | abi.GroupAcc, Key: g.key, WindowStart: g.start, WindowEnd: g.end,
+				Acc: f.arena[a.off : a.off+a.n]}
+			f.call.gc.add(&head, nil)
+		},
+		record: func(i int, e *abi.Entry) error {
+			f.out.emitEntry(e, f.groups[i].key, f.groups[i].end)
+			return nil
+		},
+		failed: func(i int, err error) error {
+			g := &f.groups[i]
+			return f.policy.recordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.end - 1}, err)
+		},
+	})
+}
+
+func (f *udfAccFunc) close(ctx context.Context) error { return f.call.gc.pool.Close(ctx) }
+
+// udfProcessFunc is a UDF window process function: the host buffers each
+// slot's records (encoded once, in the frame layout) and a firing sends every
+// window's records in one call.
+type udfProcessFunc struct {
+	call   *windowCall
+	store  windowContents
+	out    *windowOut
+	policy *errorPolicy
+	wm     *int64
+
+	scratch []byte
+	fs      []firing
+}
+
+func (f *udfProcessFunc) add(_ context.Context, _ *keyState, s *slot, rec *abi.Record) error {
+	s.n++
+	f.scratch = abi.AppendRecord(f.scratch[:0], rec)
+	f.store.appendData(s, f.scratch)
+	return nil
+}
+
+func (f *udfProcessFunc) flush(context.Context) error { return nil }
+
+func (f *udfProcessFunc) merge(_ context.Context, ms []slotMerge) error {
+	for _, m := range ms {
+		for _, s := range m.from {
+			f.store.appendData(m.into, s.data)
+			m.into.n += s.n
+		}
+	}
+	return nil
+}
+
+func (f *udfProcessFunc) fire(ctx context.Context, fs []firing) error {
+	f.fs = fs
+	var head abi.GroupHead
+	err := f.call.run(ctx, abi.OpNone, *f.wm, len(fs), groupHandlers{
+		add: func(i int) {
+			fr := &f.fs[i]
+			head = abi.GroupHead{Flags: abi.GroupWindow, Key: fr.key, WindowStart: fr.start, WindowEnd: fr.end}
+			var n int64
+			for _, s := range fr.slots {
+				n += s.n
+			}
+			f.call.gc.beginEncoded(&head, uint32(n))
+			for _, s := range fr.slots {
+				f.call.gc.frame = append(f.call.gc.frame, s.data...)
+			}
+		},
+		record: func(i int, e *abi.Entry) error {
+			f.out.emitEntry(e, f.fs[i].key, f.fs[i].end)
+			return nil
+		},
+		failed: func(i int, err error) error {
+			fr := &f.fs[i]
+			return f.policy.recordFailed(ctx, &abi.Record{Key: fr.key, Timestamp: fr.end - 1}, err)
+		},
+	})
+	f.fs = nil
+	return err
+}
+
+func (f *udfProcessFunc) close(ctx context.Context) error { return f.call.gc.pool.Close(ctx) }

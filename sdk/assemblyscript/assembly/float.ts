@@ -1,0 +1,145 @@
+// formatFloat: the shortest decimal that reads back as a double, without an
+// exponent, as Go's strconv.FormatFloat(x, 'f', -1, 64) and Rust's Display
+// write it. AssemblyScript's own f64.toString may give more digits, or
+// other ones, so JSON a UDF writes would differ from the other languages'.
+//
+// The double x = m * 2^e has the rounding interval (m - 1/2, m + 1/2) * 2^e
+// (the lower half gap is a quarter when m is a power of two): the decimals
+// inside it read back as x. Scaled by 4 and, for e < 2, by 5^(2 - e), its
+// ends and x are integers, held here exactly as little-endian decimal
+// digits; the answer is the decimal with the fewest significant digits
+// inside the interval, nearest to x.
+
+/** Digits multiplied by a small factor, in place. */
+function mulSmall(d: Array<u8>, k: u32): void {
+  let carry: u32 = 0;
+  for (let i = 0; i < d.length; i++) {
+    const v = <u32>d[i] * k + carry;
+    d[i] = <u8>(v % 10);
+    carry = v / 10;
+  }
+  while (carry > 0) {
+    d.push(<u8>(carry % 10));
+    carry /= 10;
+  }
+}
+
+function fromU64(n: u64): Array<u8> {
+  const d = new Array<u8>();
+  do {
+    d.push(<u8>(n % 10));
+    n /= 10;
+  } while (n > 0);
+  return d;
+}
+
+/** compare is -1, 0 or 1 as a < b, a == b, a > b. */
+function compare(a: Array<u8>, b: Array<u8>): i32 {
+  let n = max(a.length, b.length);
+  while (n-- > 0) {
+    const x = n < a.length ? a[n] : 0;
+    const y = n < b.length ? b[n] : 0;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** a - b for a >= b. */
+function sub(a: Array<u8>, b: Array<u8>): Array<u8> {
+  const d = a.slice(0);
+  let borrow = 0;
+  for (let i = 0; i < d.length; i++) {
+    let v = <i32>d[i] - (i < b.length ? <i32>b[i] : 0) - borrow;
+    borrow = v < 0 ? 1 : 0;
+    d[i] = <u8>(v + 10 * borrow);
+  }
+  return d;
+}
+
+/** d rounded down to a multiple of 10^q, and that plus 10^q. */
+function truncate(d: Array<u8>, q: i32): Array<u8> {
+  const t = d.slice(0);
+  for (let i = 0; i < q && i < t.length; i++) t[i] = 0;
+  return t;
+}
+
+function addPow10(d: Array<u8>, q: i32): Array<u8> {
+  const t = d.slice(0);
+  while (t.length <= q) t.push(0);
+  let i = q;
+  while (i < t.length && t[i] == 9) t[i++] = 0;
+  if (i == t.length) t.push(1);
+  else t[i]++;
+  return t;
+}
+
+export function formatFloat(x: f64): string {
+  if (isNaN(x)) return "NaN";
+  if (!isFinite(x)) return x > 0 ? "+Inf" : "-Inf";
+  const bits = reinterpret<u64>(x);
+  const sign = bits >> 63 != 0 ? "-" : "";
+  const biased = <i32>((bits >> 52) & 0x7ff);
+  let m = bits & 0xfffffffffffff;
+  if (m == 0 && biased == 0) return sign + "0";
+  let e: i32;
+  if (biased == 0) {
+    e = -1074;
+  } else {
+    m |= <u64>1 << 52;
+    e = biased - 1075;
+  }
+  const lowerQuarter = m == <u64>1 << 52 && biased > 1;
+  // Ends and x, times 4 (the scale 2^(e-2)).
+  let lo = fromU64(lowerQuarter ? 4 * m - 1 : 4 * m - 2);
+  let mid = fromU64(4 * m);
+  let hi = fromU64(4 * m + 2);
+  // The value of the digits is them times 10^point.
+  let point = 0;
+  const s = e - 2;
+  for (let i = 0; i < s; i++) {
+    mulSmall(lo, 2);
+    mulSmall(mid, 2);
+    mulSmall(hi, 2);
+  }
+  for (let i = s; i < 0; i++) {
+    mulSmall(lo, 5);
+    mulSmall(mid, 5);
+    mulSmall(hi, 5);
+    point--;
+  }
+  const inclusive = (m & 1) == 0;
+  let best = mid;
+  for (let p = 1; p <= mid.length; p++) {
+    const q = mid.length - p;
+    const down = truncate(mid, q);
+    const up = addPow10(down, q);
+    const downOK = inclusive ? compare(down, lo) >= 0 : compare(down, lo) > 0;
+    const upOK = inclusive ? compare(up, hi) <= 0 : compare(up, hi) < 0;
+    if (!downOK && !upOK) continue;
+    if (downOK && upOK) {
+      const c = compare(sub(mid, down), sub(up, mid));
+      best = c < 0 || (c == 0 && (q < down.length ? down[q] : 0) % 2 == 0) ? down : up;
+    } else {
+      best = downOK ? down : up;
+    }
+    break;
+  }
+  // best without trailing zeros, as a decimal with the point at point.
+  let first = 0;
+  while (first < best.length - 1 && best[first] == 0) {
+    first++;
+    point++;
+  }
+  let last = best.length - 1;
+  while (last > first && best[last] == 0) last--;
+  let digits = "";
+  for (let i = last; i >= first; i--) digits += String.fromCharCode(0x30 + best[i]);
+  const n = digits.length;
+  if (point >= 0) {
+    return sign + digits + "0".repeat(point);
+  }
+  if (-point < n) {
+    return sign + digits.substring(0, n + point) + "." + digits.substring(n + point);
+  }
+  return sign + "0." + "0".repeat(-point - n) + digits;
+}

@@ -1,0 +1,111 @@
+// The AssemblyScript SDK for the platform's WebAssembly UDFs, ABI v1
+// (docs/ABI.md). A module registers its functions by name at the top level
+// of its entry file, which runs once per instance (asc --exportStart
+// _initialize), and re-exports the ABI's exports from "./exports":
+//
+//   import { map, Output, Record } from "platform-udf/assembly/index";
+//   export * from "platform-udf/assembly/exports";
+//   map("shout", (r: Record): Output => new Output(shout(r.value)));
+//
+// The SDK decodes each batch of records, calls the function once per record
+// and encodes the results, in buffers it reuses from call to call. fail()
+// fails one record; an abort or a trap fails the whole call.
+
+import { AggregateFns, Emitter, Window, enableKeyed, fail, register } from "./call";
+import { Context, ListState, MapState, NO_WATERMARK, TimeDomain, Timer, ValueState } from "./keyed";
+import { formatFloat } from "./float";
+import { Header, Output, Record, bytes } from "./record";
+
+export { AggregateFns, Context, Emitter, Window, Header, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
+
+/** Registers a map function: exactly one output per input record. */
+export function map(name: string, f: (r: Record) => Output): void {
+  register(name, "map").map = f;
+}
+
+/** Registers a filter: the input passes on, unchanged, when f returns true. */
+export function filter(name: string, f: (r: Record) => bool): void {
+  register(name, "filter").filter = f;
+}
+
+/** Registers a flat map function: it emits zero or more outputs per input. */
+export function flatMap(name: string, f: (r: Record, out: Emitter) => void): void {
+  register(name, "flat_map").flatMap = f;
+}
+
+/** Registers a key selector: f returns the record's new key. */
+export function key(name: string, f: (r: Record) => Uint8Array): void {
+  register(name, "key").key = f;
+}
+
+/** Registers a timestamp assigner: f returns the record's event time. */
+export function timestamp(name: string, f: (r: Record) => i64): void {
+  register(name, "timestamp").timestamp = f;
+}
+
+/** Registers an incremental window aggregate over accumulator bytes: create
+ * a new accumulator, add a record to one, merge a later one into one (each
+ * returns the accumulator, which may be the one given, changed), and the
+ * window's result value. */
+export function aggregate(name: string, f: AggregateFns): void {
+  register(name, "aggregate").aggregate = f;
+}
+
+/** Registers a window reduce function: it folds a value into the
+ * accumulated value, which starts as the first record's value and is the
+ * window's result. It must be associative. */
+export function reduce(name: string, f: (acc: Uint8Array, value: Uint8Array) => Uint8Array): void {
+  register(name, "reduce").reduce = f;
+}
+
+/** Registers a window process function: called once per window that fires,
+ * with its key, bounds and records; what it emits inherits the window's key
+ * and the timestamp end - 1, and no headers. */
+export function windowProcess(name: string, f: (key: Uint8Array, w: Window, records: Record[], out: Emitter) => void): void {
+  register(name, "window_process").windowProcess = f;
+}
+
+/** Registers a dynamic session gap: the session of a record lasts until its
+ * timestamp plus the returned gap in milliseconds, positive. */
+export function sessionGap(name: string, f: (r: Record) => i64): void {
+  register(name, "session_gap").sessionGap = f;
+}
+
+/** Registers a punctuated watermark function: for each record it returns a
+ * watermark to emit right after it, or NO_WATERMARK for none. */
+export function watermark(name: string, f: (r: Record) => i64): void {
+  register(name, "watermark").watermark = f;
+}
+
+/** Registers a keyed process function: it gets the records of one key of a
+ * batch at a time, in arrival order, with the key's state, timers and output
+ * in ctx. fail() fails every record of the key. */
+export function process(name: string, f: (ctx: Context, key: Uint8Array, records: Record[]) => void): void {
+  enableKeyed();
+  register(name, "process").process = f;
+}
+
+/** Registers the function that handles a process function's timers, one
+ * timer of one key at a time. */
+export function onTimer(name: string, f: (ctx: Context, key: Uint8Array, timer: Timer) => void): void {
+  enableKeyed();
+  register(name, "on_timer").onTimer = f;
+}
+
+/** Log levels. */
+export enum Level {
+  Debug = 0,
+  Info = 1,
+  Warn = 2,
+  Error = 3,
+}
+
+// @ts-ignore: decorator
+@external("platform", "log")
+declare function platformLog(level: i32, ptr: usize, len: usize): void;
+
+/** Writes one line into the platform's logs at a level. */
+export function log(level: Level, message: string): void {
+  const b = String.UTF8.encode(message);
+  platformLog(level, changetype<usize>(b), <usize>b.byteLength);
+}
