@@ -67,16 +67,21 @@ func BenchmarkWindowTumblingBuiltin(b *testing.B) {
 	windowBench(b, windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000, builtin: builtinCount}, 100_000, 100, nil)
 }
 
-// The same with the count UDF aggregate of udfs/avg in Wasm.
+// The same with the count UDF aggregate in Wasm, written with the Go SDK
+// (udfs/avg), the C SDK (udfs/avg-c) and the Rust SDK (udfs/avg-rust).
 func BenchmarkWindowTumblingWasm(b *testing.B) {
-	mod := windowModule(b, "avg")
-	windowBench(b, windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000}, 100_000, 100, udfWindowFunc(b, mod, "count"))
+	for _, udf := range []string{"avg", "avg-c", "avg-rust"} {
+		b.Run(udf, func(b *testing.B) {
+			mod := windowModule(b, udf)
+			windowBench(b, windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000}, 100_000, 100, udfWindowFuncGroups(b, mod, "count", 1024))
+		})
+	}
 }
 
 // Sliding and tumbling windows with the built-in count over 1,000 keys
-// (about 100 records per key and second): sliding 10 s by 1 s against
-// tumbling 10 s (the same windows' size) and tumbling 1 s (the same number
-// of results).
+// (about 100 records per key and second) and 100,000 keys (about one):
+// sliding 10 s by 1 s against tumbling 10 s (the same windows' size) and
+// tumbling 1 s (the same number of results).
 func BenchmarkWindowSlidingBuiltin(b *testing.B) {
 	for _, tt := range []struct {
 		name string
@@ -88,6 +93,7 @@ func BenchmarkWindowSlidingBuiltin(b *testing.B) {
 		{"tumbling-1s", windowPlan{typ: windowTumbling, size: 1_000, slide: 1_000, builtin: builtinCount}, 1_000},
 		{"sliding-10s-by-1s-100k-keys", windowPlan{typ: windowSliding, size: 10_000, slide: 1_000, builtin: builtinCount}, 100_000},
 		{"tumbling-10s-100k-keys", windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000, builtin: builtinCount}, 100_000},
+		{"tumbling-1s-100k-keys", windowPlan{typ: windowTumbling, size: 1_000, slide: 1_000, builtin: builtinCount}, 100_000},
 	} {
 		b.Run(tt.name, func(b *testing.B) { windowBench(b, tt.plan, tt.keys, 100, nil) })
 	}

@@ -15,42 +15,43 @@ import (
 )
 
 var (
-	windowModulesOnce sync.Once
-	windowModules     map[string]*host.Module
-	windowModulesErr  error
+	windowHostOnce sync.Once
+	windowHost     *host.Host
+	windowHostErr  error
+	windowModules  sync.Map // udfs name -> *host.Module
 )
 
-// windowModule compiles udfs/avg or udfs/sessions once for the package's
-// tests.
+// windowModule compiles a module of udfs/ (avg, sessions, avg-c, ...) once
+// for the package's tests, on a host that lives as long as the test binary.
 func windowModule(t testing.TB, name string) *host.Module {
 	t.Helper()
-	avg, sessions := wasmbuild.UDF(t, "avg"), wasmbuild.UDF(t, "sessions")
-	windowModulesOnce.Do(func() {
-		// The host lives as long as the test binary: the modules are shared
-		// by every test that needs them.
-		h, err := host.New(context.Background(), host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			windowModulesErr = err
-			return
-		}
-		windowModules = map[string]*host.Module{}
-		for n, b := range map[string][]byte{"avg": avg, "sessions": sessions} {
-			m, err := h.Compile(context.Background(), b)
-			if err != nil {
-				windowModulesErr = err
-				return
-			}
-			windowModules[n] = m
-		}
-	})
-	if windowModulesErr != nil {
-		t.Fatal(windowModulesErr)
+	if m, ok := windowModules.Load(name); ok {
+		return m.(*host.Module)
 	}
-	return windowModules[name]
+	wasm := wasmbuild.UDF(t, name)
+	windowHostOnce.Do(func() {
+		windowHost, windowHostErr = host.New(context.Background(), host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	})
+	if windowHostErr != nil {
+		t.Fatal(windowHostErr)
+	}
+	m, err := windowHost.Compile(context.Background(), wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	windowModules.Store(name, m)
+	return m
 }
 
 // udfWindowFunc makes the window function of a module function for testWindow.
 func udfWindowFunc(t testing.TB, mod *host.Module, function string) func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
+	return udfWindowFuncGroups(t, mod, function, 3)
+}
+
+// udfWindowFuncGroups is udfWindowFunc with at most maxGroups groups per
+// call: small in tests, to exercise frames split across calls; the job's
+// batch size in benchmarks, as the runtime does.
+func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGroups int) func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
 	return func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
 		i := mod.Description.Lookup(function)
 		if i < 0 {
@@ -59,7 +60,7 @@ func udfWindowFunc(t testing.TB, mod *host.Module, function string) func(w *wind
 		kind := mod.Description.Functions[i].Kind
 		pool := mod.NewPool(host.InstanceConfig{})
 		t.Cleanup(func() { _ = pool.Close(context.Background()) })
-		call := &windowCall{kind: kind, maxGroups: 3, policy: policy, out: out,
+		call := &windowCall{kind: kind, maxGroups: maxGroups, policy: policy, out: out,
 			gc: groupCall{module: mod.ID, function: function, fn: i, pool: pool}}
 		if kind == abi.KindWindowProcess {
 			return &udfProcessFunc{call: call, store: w.store, out: out, policy: policy, wm: &w.wm}
