@@ -5,16 +5,17 @@
 //
 // # Delivery guarantee
 //
-// For now delivery is at least once. A JetStream source reads each subject
-// filter with an ordered consumer and reports, per filter, the last stream
-// sequence it delivered (Positions); a job restored from those positions
-// resumes after them (JetStreamSourceConfig.Start), so nothing is lost, and
-// records delivered after the last saved position are delivered again. A
-// JetStream sink returns from Flush only once the server has acknowledged
-// every record written before it; a crash between Write and Flush can make a
-// replayed record appear twice in the sink's stream. Exactly-once output
-// (staged epochs published with deterministic Nats-Msg-Id headers) builds on
-// this package and is not provided by it.
+// A JetStream source reads each subject filter with an ordered consumer and
+// reports, per filter, the last stream sequence it delivered (Positions); a
+// job restored from those positions resumes after them
+// (JetStreamSourceConfig.Start). A JetStreamSink is at least once: Flush
+// returns once the server has acknowledged every record written before it,
+// and a replayed record can appear twice. A TxSink is exactly once with
+// checkpoints: it stages records in epochs sealed at checkpoint barriers and
+// publishes an epoch, with deterministic Nats-Msg-Id headers, only once its
+// checkpoint completed; Recover publishes restored epochs again, relying on
+// JetStream's de-duplication within the stream's duplicate window and
+// reading the stored ids back beyond it.
 //
 // The embedded server acknowledges a write once it is in the file store's
 // buffers and syncs to disk periodically (every two minutes by default): a
@@ -28,8 +29,10 @@
 // goroutine per subject filter it reads, which moves messages from the
 // filter's ordered consumer into a bounded queue that Fetch drains; Close
 // stops them and waits until they have returned. The generator and the sink
-// start no goroutines (the sink waits on the publish acknowledgements that
-// the NATS client delivers). The NATS client and server run goroutines of
+// start no goroutines (the sinks wait on the publish acknowledgements that
+// the NATS client delivers). A TxSink's snapshot reader may be read on
+// another goroutine: sealed epochs do not change, and a reference count
+// keeps their spill files until the last reader is done. The NATS client and server run goroutines of
 // their own, which end when the connection is closed and the server is shut
 // down.
 package connector

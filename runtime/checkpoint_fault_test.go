@@ -42,46 +42,46 @@ func newJetStreamManager(t *testing.T) (*Manager, jetstream.JetStream) {
 }
 
 // failureSchedule fails a job as Flink's failing-mapper test does: in
-// processing once a quarter of the expected checkpoints completed, in a
-// snapshot at half of them and again in the recovery after it, in
-// processing a quarter later, and on close at the end.
+// processing and then in a snapshot, each once every more checkpoints
+// completed; in the recovery after that; in processing once a checkpoint
+// completed after it; and on close at the end.
 type failureSchedule struct {
-	m        *Manager
-	job      string
-	expected int64
+	m     *Manager
+	job   string
+	every int64
 
 	mu       sync.Mutex
 	injected []string
-	// recovered is the checkpoints completed when recovery failed.
-	recovered int64
+	// last is the checkpoints completed at the last failure.
+	last int64
 }
 
 var errInjected = errors.New("injected failure")
 
 func (f *failureSchedule) inject(point, job, task string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if job != f.job {
 		return nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	done := int64(0)
 	if j, ok := f.m.job(job); ok && j.checkpoints != nil {
 		done, _ = j.checkpoints.history.Counts()
 	}
 	fail := func(what string) error {
 		f.injected = append(f.injected, what)
+		f.last = done
 		return fmt.Errorf("%w: %s in %s after %d checkpoints", errInjected, what, task, done)
 	}
-	step := len(f.injected)
+	step, due := len(f.injected), done >= f.last+f.every
 	switch {
-	case step == 0 && point == faultProcess && done >= f.expected/4:
+	case step == 0 && point == faultProcess && due:
 		return fail("processing")
-	case step == 1 && point == faultSnapshot && done >= f.expected/2:
+	case step == 1 && point == faultSnapshot && due:
 		return fail("snapshot")
 	case step == 2 && point == faultRestore:
-		f.recovered = done
 		return fail("recovery")
-	case step == 3 && point == faultProcess && done >= f.recovered+f.expected/4:
+	case step == 3 && point == faultProcess && done > f.last:
 		return fail("processing again")
 	case step == 4 && point == faultClose:
 		return fail("close")
@@ -107,7 +107,7 @@ func TestFailingMapperSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const keys, perKey = 200, 300
+	const keys, perKey = 200, 500
 	for s := 1; s <= perKey; s++ {
 		for k := 0; k < keys; k++ {
 			if _, err := js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
@@ -128,7 +128,7 @@ sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "i
 operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, function: track}}]
 sinks: [{id: out, input: track, jetstream: {subject: out}}]
 `, mod.ID)
-	sched := &failureSchedule{m: m, expected: 8}
+	sched := &failureSchedule{m: m, every: 2}
 	faultInjector = sched.inject
 	t.Cleanup(func() { faultInjector = nil })
 	// The job id is not known before it starts: the schedule learns it
@@ -215,3 +215,4 @@ func checkSeqOutput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
 			info.State.Msgs, lost, duplicated, disordered, badState)
 	}
 }
+

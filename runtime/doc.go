@@ -16,6 +16,15 @@
 // exchange Stats and the Wasm pools' counters, never a task's own state
 // (metrics_clock.go, metrics_udf.go). pressureSampler.mu is a leaf.
 //
-// Lock order: Manager.mu before job.mu; neither is held while calling into a
-// task, a module or the network.
+// Checkpoints (checkpoint*.go, barrier.go, restart.go): the supervising
+// goroutine runs the job again after a failure, from its latest checkpoint.
+// During a run the checkpoint coordinator has a goroutine of its own; it
+// reaches tasks only through their buffered control channels (and a gate's
+// Wakeup), so a task takes a snapshot on its own goroutine, between batches.
+// The blobs a snapshot produced are stored by one writer goroutine per task
+// and checkpoint, which acknowledges to the coordinator; the run waits for
+// them before it ends.
+//
+// Lock order: Manager.mu before job.mu before jobCheckpoints.mu; none is held
+// while calling into a task, a module, the coordinator or the network.
 package runtime

@@ -60,7 +60,7 @@ func joinBench(b *testing.B, keys, perMs int, join func(out *windowOut, in *join
 // Interval join +/- 5 s over 100,000 keys at 100 records per millisecond:
 // each key has a record every second, so each record meets about 5 of the
 // other side.
-func BenchmarkIntervalJoin(b *testing.B) {
+func BenchmarkJoinInterval(b *testing.B) {
 	joinBench(b, 100_000, 100, func(out *windowOut, in *joinInputs) stage {
 		return newIntervalJoin("join", &joinPlan{interval: true, lower: -5000, upper: 5000}, in, 1<<32, newCounters(), out, nil)
 	})
@@ -69,7 +69,7 @@ func BenchmarkIntervalJoin(b *testing.B) {
 // Tumbling 10 s window join with the built-in output over 100,000 keys at
 // 100 records per millisecond: about 5 records of each side per key and
 // window.
-func BenchmarkWindowJoinTumbling(b *testing.B) {
+func BenchmarkJoinWindowTumbling(b *testing.B) {
 	joinBench(b, 100_000, 100, func(out *windowOut, in *joinInputs) stage {
 		c := newCounters()
 		policy := &errorPolicy{mode: onErrorFail, vertex: "join", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}

@@ -15,20 +15,24 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *vertex, i int, c *c
 	}
 	t.inputs = &joinInputs{split: v.in[0].from.parallelism}
 	out := &windowOut{max: b.j.plan.job.UDF.BatchSize, next: next}
-	if v.join.interval {
-		return newIntervalJoin(v.id, v.join, t.inputs, b.stateBudget().Limit(), c, out, late), nil
-	}
-	w := newWindowOp(v.id, v.win, c, policy, out, late)
-	fn := &windowJoinFunc{inputs: t.inputs, store: w.store, out: out, coGroup: v.join.coGroup, policy: policy, wm: &w.wm}
+	var call *windowCall
 	if f := v.fn; f != nil {
 		kind := abi.KindJoin
 		if v.join.coGroup {
 			kind = abi.KindCoGroup
 		}
-		fn.call = &windowCall{kind: kind, maxGroups: b.j.plan.job.UDF.BatchSize, policy: policy, out: out,
+		call = &windowCall{kind: kind, maxGroups: b.j.plan.job.UDF.BatchSize, policy: policy, out: out,
 			gc: groupCall{module: f.module.id, function: f.name, fn: f.index, pool: b.pool(v.id, i, f)}}
 	}
-	w.fn = fn
+	if v.join.interval {
+		j := newIntervalJoin(v.id, v.join, t.inputs, b.stateBudget().Limit(), c, out, late)
+		if call != nil {
+			j.fn = &intervalCall{call: call, policy: policy}
+		}
+		return j, nil
+	}
+	w := newWindowOp(v.id, v.win, c, policy, out, late)
+	w.fn = &windowJoinFunc{inputs: t.inputs, store: w.store, out: out, call: call, coGroup: v.join.coGroup, policy: policy, wm: &w.wm}
 	if f := v.win.gapFn; f != nil {
 		w.gapCall = &groupCall{module: f.module.id, function: f.name, fn: f.index, pool: b.pool(v.id, i, f)}
 	}

@@ -35,12 +35,14 @@ type intervalJoin struct {
 	expiries [2]joinExpiries
 	wm       int64
 	used     int64
-	limit     int64
-	c         *counters
-	out       *windowOut
-	late      stage
-	lateRecs  []abi.Record
-	scratch   []byte
+	limit    int64
+	c        *counters
+	out      *windowOut
+	late     stage
+	lateRecs []abi.Record
+	scratch  []byte
+	// fn is the join function, nil for the built-in pairs.
+	fn *intervalCall
 }
 
 func newIntervalJoin(vertex string, jp *joinPlan, inputs *joinInputs, limit int64, c *counters, out *windowOut, late stage) *intervalJoin {
@@ -80,6 +82,11 @@ func (j *intervalJoin) process(ctx context.Context, recs []abi.Record) error {
 			return err
 		}
 	}
+	if j.fn != nil {
+		if err := j.fn.run(ctx, j.wm, j.out); err != nil {
+			return err
+		}
+	}
 	if err := j.out.flush(ctx); err != nil {
 		return err
 	}
@@ -100,13 +107,22 @@ func (j *intervalJoin) add(side int, rec *abi.Record) error {
 		lo, hi = rec.Timestamp-j.plan.upper, rec.Timestamp-j.plan.lower
 	}
 	if other := j.sides[1-side][string(rec.Key)]; other != nil {
+		begun := false
 		for _, o := range other.recs {
-			if o.ts < lo || o.ts > hi {
-				continue
-			}
-			if side == 0 {
+			switch {
+			case o.ts < lo || o.ts > hi:
+			case j.fn != nil && side == 0:
+				if !begun {
+					j.fn.begin(rec.Key, rec)
+					begun = true
+				}
+				j.fn.right(&abi.Record{Key: rec.Key, Value: o.value, Timestamp: o.ts})
+			case j.fn != nil:
+				j.fn.begin(rec.Key, &abi.Record{Key: rec.Key, Value: o.value, Timestamp: o.ts})
+				j.fn.right(rec)
+			case side == 0:
 				j.emit(rec.Key, rec.Value, o.value, max(rec.Timestamp, o.ts))
-			} else {
+			default:
 				j.emit(rec.Key, o.value, rec.Value, max(rec.Timestamp, o.ts))
 			}
 		}
@@ -172,17 +188,6 @@ func (j *intervalJoin) pruneKey(side int, k *joinKey) {
 	}
 }
 
-// buffered is the number of records the join holds on each side.
-func (j *intervalJoin) buffered() (left, right int) {
-	for _, k := range j.sides[0] {
-		left += len(k.recs)
-	}
-	for _, k := range j.sides[1] {
-		right += len(k.recs)
-	}
-	return left, right
-}
-
 func (j *intervalJoin) advance(ctx context.Context, wm int64) error {
 	if wm > j.wm {
 		j.wm = wm
@@ -219,9 +224,11 @@ func (j *intervalJoin) finish(ctx context.Context) error {
 
 func (j *intervalJoin) close(ctx context.Context) error {
 	errs := []error{j.out.next.close(ctx)}
+	if j.fn != nil {
+		errs = append(errs, j.fn.call.gc.pool.Close(ctx))
+	}
 	if j.late != nil {
 		errs = append(errs, j.late.close(ctx))
 	}
 	return errors.Join(errs...)
 }
-

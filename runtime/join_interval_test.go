@@ -208,3 +208,14 @@ func TestIntervalJoinBudget(t *testing.T) {
 		t.Fatalf("err = %v, want %s", err, want)
 	}
 }
+
+// buffered is the number of records the join holds on each side.
+func (j *intervalJoin) buffered() (left, right int) {
+	for _, k := range j.sides[0] {
+		left += len(k.recs)
+	}
+	for _, k := range j.sides[1] {
+		right += len(k.recs)
+	}
+	return left, right
+}

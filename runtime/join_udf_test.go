@@ -26,17 +26,21 @@ func TestWindowJoinUDFJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	persons, pairs := nexmarkQ8(t, count, 1000)
-	if persons != count/50 || pairs < 20 {
-		t.Fatalf("the generator made %d persons and %d pairs", persons, pairs)
+	persons, pairs, intervalPairs := nexmarkQ8(t, count, 1000)
+	if persons != count/50 || pairs < 20 || intervalPairs < 20 {
+		t.Fatalf("the generator made %d persons, %d pairs and %d interval pairs", persons, pairs, intervalPairs)
 	}
 	tests := []struct {
 		name string
 		fn   string
 		want int64
 	}{
-		{"join: one record per person and auction", `function: {module: %s, function: new_user}`, pairs},
-		{"co_group: one record per person, with or without auctions", `co_group: {module: %s, function: auction_counts}`, persons},
+		{"join: one record per person and auction", `window: {type: tumbling, size: 1s}
+      function: {module: %s, function: new_user}`, pairs},
+		{"co_group: one record per person, with or without auctions", `window: {type: tumbling, size: 1s}
+      co_group: {module: %s, function: auction_counts}`, persons},
+		{"interval join: auctions up to 1 s after the person joined", `interval: {lower: 0s, upper: 1s}
+      function: {module: %s, function: new_user}`, intervalPairs},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +55,6 @@ operators:
     join:
       left: {input: persons, key_by: {field: id}}
       right: {input: auctions, key_by: {field: seller}}
-      window: {type: tumbling, size: 1s}
       %[3]s
 sinks: [{id: out, input: q8, discard: true}]
 `, count, mod.ID, fmt.Sprintf(tt.fn, mod.ID)))
@@ -64,9 +67,10 @@ sinks: [{id: out, input: q8, discard: true}]
 }
 
 // nexmarkQ8 reads count Nexmark events from the generator and returns the
-// number of persons and of (person, auction) pairs in the same tumbling
-// window of size ms.
-func nexmarkQ8(t *testing.T, count int, size int64) (persons, pairs int64) {
+// number of persons, of (person, auction) pairs in the same tumbling window
+// of size ms, and of pairs whose auction is at most size ms after the
+// person.
+func nexmarkQ8(t *testing.T, count int, size int64) (persons, pairs, intervalPairs int64) {
 	src, err := connector.NewGenerator(connector.GeneratorConfig{Kind: "nexmark", Count: int64(count), Parallelism: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +81,7 @@ func nexmarkQ8(t *testing.T, count int, size int64) (persons, pairs int64) {
 		window int64
 	}
 	joined, opened := map[slot]bool{}, map[slot]int64{}
+	var people, auctions []slot
 	var b abi.Batch
 	for b.Len() < count {
 		if err := src.Fetch(context.Background(), &b, count, time.Second); err != nil {
@@ -96,15 +101,24 @@ func nexmarkQ8(t *testing.T, count int, size int64) (persons, pairs int64) {
 		switch ev.Type {
 		case "person":
 			joined[slot{ev.ID, w}] = true
+			people = append(people, slot{ev.ID, r.Timestamp})
 			persons++
 		case "auction":
 			opened[slot{ev.Seller, w}]++
+			auctions = append(auctions, slot{ev.Seller, r.Timestamp})
 		}
 	}
 	for s := range joined {
 		pairs += opened[s]
 	}
-	return persons, pairs
+	for _, p := range people {
+		for _, a := range auctions {
+			if a.id == p.id && a.window >= p.window && a.window <= p.window+size {
+				intervalPairs++
+			}
+		}
+	}
+	return persons, pairs, intervalPairs
 }
 
 // TestExampleJoinJobsPlan checks that the job specs of udfs/newusers and

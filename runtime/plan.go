@@ -89,10 +89,6 @@ func unsupported(j *spec.Job) []string {
 			out = append(out, path)
 		}
 	}
-	for i, o := range j.Operators {
-		p := fmt.Sprintf("operators[%d]", i)
-		add(p+".join.function", o.Join != nil && o.Join.Interval != nil && o.Join.Function != nil)
-	}
 	add("checkpoint.unaligned", j.Checkpoint != nil && j.Checkpoint.Unaligned)
 	return out
 }

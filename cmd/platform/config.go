@@ -20,6 +20,9 @@ type config struct {
 	Token     string
 	LogFormat string
 	LogLevel  string
+	// CheckpointStore is where checkpoints go: dir (data_dir/checkpoints)
+	// or jetstream (an object store bucket).
+	CheckpointStore string
 }
 
 // bindConfig declares the configuration flags on cmd and returns a loader that
@@ -35,11 +38,12 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.String("api.token", "", "bearer token required by every /v1 call; empty disables auth")
 	f.String("log.format", "text", "log format: text or json")
 	f.String("log.level", "info", "log level: debug, info, warn or error")
+	f.String("checkpoint.store", "dir", "where checkpoints and savepoints go: dir (data_dir/checkpoints) or jetstream (object store bucket PLATFORM_CHECKPOINTS)")
 	return func() (config, error) {
 		v.SetEnvPrefix("PLATFORM")
 		v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 		v.AutomaticEnv()
-		for _, key := range []string{"http.addr", "data_dir", "nats.url", "nats.port", "api.token", "log.format", "log.level"} {
+		for _, key := range []string{"http.addr", "data_dir", "nats.url", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store"} {
 			if err := v.BindPFlag(key, f.Lookup(key)); err != nil {
 				return config{}, err
 			}
@@ -58,6 +62,11 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 			Token:     v.GetString("api.token"),
 			LogFormat: v.GetString("log.format"),
 			LogLevel:  v.GetString("log.level"),
+
+			CheckpointStore: v.GetString("checkpoint.store"),
+		}
+		if c.CheckpointStore != "dir" && c.CheckpointStore != "jetstream" {
+			return config{}, fmt.Errorf("checkpoint.store: %q is not dir or jetstream", c.CheckpointStore)
 		}
 		if c.LogFormat != "text" && c.LogFormat != "json" {
 			return config{}, fmt.Errorf("log.format: %q is not text or json", c.LogFormat)

@@ -94,12 +94,9 @@ sinks:
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %d pairs, want %d", len(got), len(want))
 	}
-	if v := info.Vertices; len(v) == 0 {
-		t.Fatal("no vertices")
-	}
 	for _, v := range info.Vertices {
-		if v.ID == "attribute" && (v.RecordsIn != 4000 || v.LateRecords != 0) {
-			t.Fatalf("attribute: in %d late %d, want 4000 and 0", v.RecordsIn, v.LateRecords)
+		if v.ID == "attribute" && (v.RecordsIn != 4000 || v.RecordsOut != int64(len(want)) || v.LateRecords != 0) {
+			t.Fatalf("attribute: in %d out %d late %d, want 4000, %d and 0", v.RecordsIn, v.RecordsOut, v.LateRecords, len(want))
 		}
 	}
 }

@@ -14,10 +14,14 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"wasmstream.io/platform/api"
+	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime"
 )
+
+// checkpointBucket is the object store bucket of checkpoint.store: jetstream.
+const checkpointBucket = "PLATFORM_CHECKPOINTS"
 
 // server is one running platform process: NATS (embedded or remote), the
 // wazero host, the job manager and the HTTP API.
@@ -65,7 +69,13 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 	if err != nil {
 		return s, err
 	}
-	s.manager, err = runtime.NewManager(ctx, runtime.Config{DataDir: cfg.DataDir, Host: s.host, JetStream: js, Logger: log})
+	var store checkpoint.Store
+	if cfg.CheckpointStore == "jetstream" {
+		if store, err = checkpoint.NewObjectStore(ctx, js, checkpointBucket); err != nil {
+			return s, fmt.Errorf("checkpoint.store: %w", err)
+		}
+	}
+	s.manager, err = runtime.NewManager(ctx, runtime.Config{DataDir: cfg.DataDir, Host: s.host, JetStream: js, Checkpoints: store, Logger: log})
 	if err != nil {
 		return s, err
 	}

@@ -5,8 +5,9 @@
 // from init, with Map, Filter, FlatMap, Key and Timestamp, or keyed process
 // functions with Process and OnTimer (which keep state declared with
 // ValueState, ListState and MapState, and set timers), or window functions
-// with Aggregate, AggregateOf, Reduce, ProcessWindow and SessionGap, or a
-// punctuated watermark with Watermark, and is built as a WebAssembly reactor:
+// with Aggregate, AggregateOf, Reduce, ProcessWindow and SessionGap, or join
+// functions with Join and CoGroup, or a punctuated watermark with Watermark,
+// and is built as a WebAssembly reactor:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o mymodule.wasm .
 //

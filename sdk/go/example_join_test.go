@@ -45,6 +45,15 @@ func ExampleJoin() {
 	// error for 0: no pairs allowed
 }
 
+// In an interval join a left record comes with the right records it
+// matched; each result takes the later timestamp of its pair.
+func ExampleInvokeIntervalJoin() {
+	show(udf.InvokeIntervalJoin("example_pair", []byte("k"), rec("a", 100), []udf.Record{rec("x", 90), rec("y", 150)}))
+	// Output:
+	// k a+x at 100
+	// k a+y at 150
+}
+
 // A coGroup function gets both sides of a key's window, even when one is
 // empty: here a left outer join.
 func ExampleCoGroup() {

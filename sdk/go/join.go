@@ -6,22 +6,33 @@ import (
 	"wasmstream.io/platform/abi"
 )
 
-// Join registers a window join function (kind join), as Flink's
-// JoinFunction: f is called for each pair of a left and a right record with
-// the same key in the same window, and calls emit for its results. The
-// platform calls the module once per key and window having records on both
-// sides (and batches many of them in one call); Join walks the pairs, every
-// left record (in arrival order) with every right record. A record emitted
+// Join registers a join function (kind join), as Flink's JoinFunction: f
+// is called for each pair of a left and a right record with the same key
+// (in the same window, or within an interval join's bounds) and calls emit
+// for its results. The platform calls the module with groups of pairs (for
+// a window join, one group per key and window having records on both
+// sides; for an interval join, one per left record and the right records
+// it matched) and batches many groups in one call; Join walks the pairs,
+// every left record with every right record, in order. A record emitted
 // with an empty Key takes the key, and with Timestamp 0 the window's
-// End - 1. If f returns an error, what was emitted for the whole window is
-// discarded and the window fails.
+// End - 1, or for an interval join (w is zero) the later of the pair's
+// timestamps. If f returns an error, what was emitted for the whole group
+// is discarded and the group fails.
 func Join(name string, f func(key []byte, w Window, left, right Record, emit func(Record)) error) {
 	mustFunc(name, f == nil)
+	p := &pairEmitter{}
+	emit := p.emit
 	functions.add(function{name: name, kind: abi.KindJoin, run: func(c *caller, frame []byte) []byte {
+		p.c = c
 		return c.window.twoSided(c, frame, func(left, right []Record) error {
+			interval := c.window.group.Flags&abi.GroupWindow == 0
 			for _, l := range left {
 				for _, r := range right {
-					if err := f(c.window.key, c.window.window, l, r, c.window.emitted); err != nil {
+					p.ts = 0
+					if interval {
+						p.ts = max(l.Timestamp, r.Timestamp)
+					}
+					if err := f(c.window.key, c.window.window, l, r, emit); err != nil {
 						return err
 					}
 				}
@@ -29,6 +40,20 @@ func Join(name string, f func(key []byte, w Window, left, right Record, emit fun
 			return nil
 		})
 	}})
+}
+
+// pairEmitter emits a join function's records, stamping those without a
+// timestamp with ts when it is set (the pair's of an interval join).
+type pairEmitter struct {
+	c  *caller
+	ts int64
+}
+
+func (p *pairEmitter) emit(r Record) {
+	if r.Timestamp == 0 && p.ts != 0 {
+		r.Timestamp = p.ts
+	}
+	p.c.window.emitted(r)
 }
 
 // CoGroup registers a coGroup function (kind co_group), as Flink's

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime"
+)
+
+// publishMany publishes n payloads of size bytes to subject, waiting for
+// acknowledgements every 10,000.
+func (ts *testServer) publishMany(subject string, n, size int) {
+	ts.t.Helper()
+	payload := []byte(strings.Repeat("x", size))
+	for i := 0; i < n; i++ {
+		if _, err := ts.js.PublishAsync(subject, payload); err != nil {
+			ts.t.Fatal(err)
+		}
+		if i%10000 == 9999 || i == n-1 {
+			<-ts.js.PublishAsyncComplete()
+		}
+	}
+}
+
+// checkpointBench runs the checkpoint measurements, which take minutes:
+// go test ./cmd/platform -run CheckpointBench -checkpoint-bench -v
+var checkpointBench = flag.Bool("checkpoint-bench", false, "run the checkpoint measurements of docs/PERFORMANCE.md")
+
+// TestCheckpointBenchRelay measures JetStream -> Wasm map -> JetStream over
+// 300,000 records of 100 bytes, one chained task: without checkpoints, with
+// 1s at_least_once checkpoints, and with 1s exactly_once checkpoints (the
+// transactional sink), three runs each, interleaved. It logs records/s;
+// docs/PERFORMANCE.md records the ratios.
+func TestCheckpointBenchRelay(t *testing.T) {
+	if !*checkpointBench {
+		t.Skip("a measurement: -checkpoint-bench runs it")
+	}
+	ts := startTestServer(t)
+	mod := ts.upload(wasmbuild.UDF(t, "upper-wat"))
+	const n = 300_000
+	if _, err := ts.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "IN", Subjects: []string{"in"}, Storage: jetstream.FileStorage}); err != nil {
+		t.Fatal(err)
+	}
+	ts.publishMany("in", n, 100)
+	modes := []struct{ name, checkpoint string }{
+		{"none", ""},
+		{"at_least_once_1s", "checkpoint: {interval: 1s, mode: at_least_once}"},
+		{"exactly_once_1s", "checkpoint: {interval: 1s, mode: exactly_once}"},
+	}
+	rates := map[string][]float64{}
+	for i := 0; i < 3; i++ {
+		for _, mode := range modes {
+			out := fmt.Sprintf("OUT_%s_%d", strings.ToUpper(mode.name), i)
+			subject := strings.ToLower(out)
+			if _, err := ts.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: out, Subjects: []string{subject}, Storage: jetstream.FileStorage}); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			id := ts.submit(fmt.Sprintf(`
+name: relay
+buffer_timeout: -1ms
+%s
+sources: [{id: in, jetstream: {stream: IN, bounded: true}}]
+operators: [{id: up, input: in, map: {module: %s, function: upper}}]
+sinks: [{id: out, input: up, jetstream: {subject: %s}}]
+`, mode.checkpoint, mod, subject))
+			info := ts.wait(id)
+			elapsed := time.Since(start)
+			if info.State != runtime.StateFinished {
+				t.Fatalf("job %s: %s", info.State, info.Failure)
+			}
+			rate := float64(n) / elapsed.Seconds()
+			rates[mode.name] = append(rates[mode.name], rate)
+			t.Logf("%s run %d: %.0f records/s", mode.name, i+1, rate)
+			if err := ts.js.DeleteStream(context.Background(), out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	best := map[string]float64{}
+	for name, rs := range rates {
+		best[name] = slices.Max(rs)
+	}
+	t.Logf("best of 3: none %.0f, at_least_once 1s %.0f (%.3f of none), exactly_once 1s %.0f (%.3f of at_least_once)",
+		best["none"], best["at_least_once_1s"], best["at_least_once_1s"]/best["none"],
+		best["exactly_once_1s"], best["exactly_once_1s"]/best["at_least_once_1s"])
+}
+
+// TestCheckpointBenchRecovery measures how long a keyed job with state
+// for 1,000,000 keys takes to restore: the seqcheck job reads one record per
+// key, is stopped with a savepoint, and a job from that savepoint reports
+// its restore time (building its tasks, reading the savepoint and loading
+// the keyed state).
+func TestCheckpointBenchRecovery(t *testing.T) {
+	if !*checkpointBench {
+		t.Skip("a measurement: -checkpoint-bench runs it")
+	}
+	ts := startTestServer(t)
+	mod := ts.upload(wasmbuild.UDF(t, "seqcheck"))
+	const keys = 1_000_000
+	ctx := context.Background()
+	for _, name := range []string{"IN", "OUT"} {
+		if _, err := ts.js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name) + ".>"}, Storage: jetstream.FileStorage}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := 0; k < keys; k++ {
+		if _, err := ts.js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":1}`, k)); err != nil {
+			t.Fatal(err)
+		}
+		if k%10000 == 9999 {
+			<-ts.js.PublishAsyncComplete()
+		}
+	}
+	<-ts.js.PublishAsyncComplete()
+	spec := fmt.Sprintf(`
+name: recovery
+parallelism: 2
+checkpoint: {interval: 10s, mode: exactly_once}
+state: {budget: 4294967296}
+sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "in.3"]}}]
+operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, function: track}}]
+sinks: [{id: out, input: track, jetstream: {subject: out.x}}]
+`, mod)
+	job := ts.submit(spec)
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		st, err := ts.js.Stream(ctx, "OUT")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs >= keys {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d outputs after 5 minutes", info.State.Msgs, keys)
+		}
+		time.Sleep(time.Second)
+	}
+	savepoint := ts.stopWithSavepoint(job)
+	for i := 0; i < 3; i++ {
+		id := ts.submitFrom(spec, savepoint)
+		ts.waitFor("the restored job to run", func() bool { return ts.job(id).State == runtime.StateRunning })
+		info := ts.job(id)
+		if info.Checkpoint == nil || info.Checkpoint.Restored == nil {
+			t.Fatalf("no restore: %+v", info.Checkpoint)
+		}
+		t.Logf("restore %d of state for %d keys: %s", i+1, keys, info.Checkpoint.Restored.Duration)
+		ts.call("POST", "/v1/jobs/"+id+"/cancel", "", nil)
+	}
+}
