@@ -7,8 +7,8 @@ RACE_PKGS := ./abi/... ./runtime/... ./state/... ./watermark/... ./checkpoint/..
 .PHONY: test lint bench experiments demo udfs
 
 test: lint
-	$(GO) test -race -count=1 $(RACE_PKGS)
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e '/abi' -e '/runtime' -e '/state' -e '/watermark' -e '/checkpoint' -e '/connector')
+	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e '/abi' -e '/runtime' -e '/state' -e '/watermark' -e '/checkpoint' -e '/connector')
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

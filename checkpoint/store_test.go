@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ func TestStoreConformance(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				b, err := s.PutBlob(ctx, "job", id, "src-0", []byte{})
+				b, err := s.PutBlobFrom(ctx, "job", id, "src-0", strings.NewReader(""))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -69,6 +70,13 @@ func TestStoreConformance(t *testing.T) {
 			data, err := s.GetBlob(ctx, "job", 4, latest.Blobs["op-0"])
 			if err != nil || string(data) != "state of op 0" {
 				t.Fatalf("blob %q, %v", data, err)
+			}
+			streamed, err := s.PutBlobFrom(ctx, "job", 4, "streamed", strings.NewReader("from a reader"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, err := s.GetBlob(ctx, "job", 4, streamed); err != nil || string(data) != "from a reader" || streamed.Size != 13 {
+				t.Fatalf("streamed blob %q %+v, %v", data, streamed, err)
 			}
 			forged := latest.Blobs["op-0"]
 			forged.SHA256 = forged.SHA256[1:] + "0"

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/abi"
@@ -37,16 +36,20 @@ type TxSinkConfig struct {
 
 // TxSink is an exactly-once JetStream sink subtask: a two-phase commit over
 // JetStream's de-duplication. Write stages records in the open epoch; Seal
-// closes it at a checkpoint barrier; Commit publishes the sealed epochs a
-// completed checkpoint covers, each message with the deterministic
-// Nats-Msg-Id prefix.epoch.index; acknowledged epochs are dropped. A
-// checkpoint keeps the sealed epochs not yet acknowledged (Snapshot), and
-// Recover publishes them again after a failure: JetStream drops the ids it
-// already has within the stream's duplicate window, and beyond it Recover
-// reads back the ids stored since the commit started and skips them.
+// closes it at a checkpoint barrier; Commit hands the sealed epochs a
+// completed checkpoint covers to the sink's committer, which publishes each
+// message with the deterministic Nats-Msg-Id prefix.epoch.index while the
+// subtask goes on; acknowledged epochs are dropped. A checkpoint keeps the
+// sealed epochs not yet acknowledged (Snapshot), and Recover publishes them
+// again after a failure: JetStream drops the ids it already has within the
+// stream's duplicate window, and beyond it Recover reads back the ids stored
+// since the commit started and skips them.
 //
-// A TxSink belongs to its subtask's goroutine, except that the reader
-// Snapshot returns may be read on another.
+// Goroutines: the subtask's goroutine calls every method; the reader
+// Snapshot returns may be read on another. The committer goroutine (started
+// by NewTxSink, ended by Close) publishes queued epochs, which are sealed
+// and so never change; mu guards what the two share (err, outstanding,
+// changed and each Epoch's committed flag).
 type TxSink struct {
 	js      jetstream.JetStream
 	subject string
@@ -60,22 +63,31 @@ type TxSink struct {
 	pending []*Epoch
 	// mem is the staged bytes held in memory by open and pending.
 	mem int64
-	// inflight is a ring of unacknowledged publishes, oldest at head.
-	inflight []txPublish
-	head, n  int
-	err      error
-	closed   bool
-	// committed counts the epochs acknowledged.
+	// committed counts the epochs acknowledged and dropped.
 	committed int64
+	closed    bool
+
+	queue  chan commitJob
+	stop   context.CancelFunc
+	runCtx context.Context
+	done   chan struct{}
+
+	mu sync.Mutex
+	// outstanding counts the epochs queued and not yet acknowledged;
+	// changed is closed (and replaced) whenever it drops.
+	outstanding int
+	changed     chan struct{}
+	err         error
 }
 
-type txPublish struct {
-	fut   jetstream.PubAckFuture
-	epoch *Epoch
-	last  bool
+// commitJob is an epoch to publish, skipping the indexes found stored.
+type commitJob struct {
+	e    *Epoch
+	skip map[int64]bool
 }
 
-// NewTxSink checks that a stream captures cfg.Subject and returns the sink.
+// NewTxSink checks that a stream captures cfg.Subject and returns the sink
+// with its committer running.
 func NewTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig) (*TxSink, error) {
 	if cfg.Subject == "" || strings.ContainsAny(cfg.Subject, "*> \t\r\n") {
 		return nil, fmt.Errorf("connector: sink subject %q: must be a literal subject", cfg.Subject)
@@ -90,11 +102,15 @@ func NewTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig) (*
 	if err != nil {
 		return nil, err
 	}
-	return &TxSink{
+	runCtx, stop := context.WithCancel(context.Background())
+	s := &TxSink{
 		js: js, subject: cfg.Subject, stream: stream, window: window, prefix: cfg.Prefix,
 		budget: cfg.Budget, dir: cfg.SpillDir, open: newEpoch(cfg.Prefix),
-		inflight: make([]txPublish, cfg.MaxInFlight),
-	}, nil
+		queue: make(chan commitJob, 64), stop: stop, runCtx: runCtx, done: make(chan struct{}),
+		changed: make(chan struct{}),
+	}
+	go s.commitLoop(cfg.MaxInFlight)
+	return s, nil
 }
 
 // DuplicateWindow finds the stream that captures subject and its duplicate
@@ -174,153 +190,77 @@ func (s *TxSink) Snapshot() (r io.Reader, release func(), err error) {
 	return EncodeEpochs(append([]*Epoch(nil), s.pending...))
 }
 
-// Commit publishes every sealed epoch of checkpoint upTo or before that is
-// not being committed yet. It waits only when MaxInFlight publishes are
-// unacknowledged.
+// Commit queues every sealed epoch of checkpoint upTo or before that is not
+// queued yet; the committer publishes them. It waits only while the queue is
+// full.
 func (s *TxSink) Commit(ctx context.Context, upTo int64) error {
 	if s.closed {
 		return ErrClosed
 	}
 	for _, e := range s.pending {
-		if e.ID > upTo || !e.Since.IsZero() {
+		if e.ID > upTo || e.queued {
 			continue
 		}
 		e.Since = time.Now()
-		if err := s.publishEpoch(ctx, e, nil); err != nil {
+		if err := s.enqueue(ctx, commitJob{e: e}); err != nil {
 			return err
 		}
 	}
-	return s.err
+	return s.poll()
 }
 
-// publishEpoch publishes e's records, skipping the indexes in skip.
-func (s *TxSink) publishEpoch(ctx context.Context, e *Epoch, skip map[int64]bool) error {
-	id := make([]byte, 0, len(e.Prefix)+42)
-	id = strconv.AppendInt(append(append(id, e.Prefix...), '.'), e.ID, 10)
-	id = append(id, '.')
-	base := len(id)
-	published := false
-	err := e.each(func(index int64, r *abi.Record) error {
-		if skip[index] {
-			return nil
-		}
-		msg, err := sinkMessage(s.subject, r, 3)
-		if err != nil {
-			return err
-		}
-		id = strconv.AppendInt(id[:base], index, 10)
-		msg.Header[nats.MsgIdHdr] = []string{string(id)}
-		if err := s.reserve(ctx); err != nil {
-			return err
-		}
-		fut, err := s.js.PublishMsgAsync(msg)
-		if err != nil {
-			return s.fail(err)
-		}
-		s.inflight[(s.head+s.n)%len(s.inflight)] = txPublish{fut: fut, epoch: e, last: index == e.Count-1}
-		s.n++
-		published = true
+func (s *TxSink) enqueue(ctx context.Context, job commitJob) error {
+	job.e.queued = true
+	s.mu.Lock()
+	s.outstanding++
+	s.mu.Unlock()
+	select {
+	case s.queue <- job:
 		return nil
-	})
-	if err != nil {
-		return err
+	case <-ctx.Done():
+		return fmt.Errorf("connector: sink to %q: %w", s.subject, ctx.Err())
 	}
-	if !published || skip[e.Count-1] {
-		// The last record's acknowledgement is what retires an epoch;
-		// without one in flight, a marker does it.
-		s.inflight[(s.head+s.n)%len(s.inflight)] = txPublish{epoch: e, last: true}
-		if err := s.reserve(ctx); err != nil {
-			return err
-		}
-		s.n++
-	}
-	return nil
 }
 
-// reserve waits until a publish may be added to the ring.
-func (s *TxSink) reserve(ctx context.Context) error {
-	for s.n >= len(s.inflight)-1 {
-		if err := s.awaitOldest(ctx); err != nil {
-			return err
-		}
-	}
-	return s.err
-}
-
-// poll retires the acknowledged publishes at the head of the ring without
-// waiting.
+// poll drops the epochs the committer has had acknowledged and returns the
+// committer's error, if any.
 func (s *TxSink) poll() error {
-	for s.n > 0 {
-		p := s.inflight[s.head]
-		if p.fut != nil {
-			select {
-			case <-p.fut.Ok():
-			case err := <-p.fut.Err():
-				s.fail(err)
-			default:
-				return s.err
-			}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.pending[:0]
+	for _, e := range s.pending {
+		if !e.committed {
+			kept = append(kept, e)
+			continue
 		}
-		s.retire()
+		s.mem -= e.memBytes
+		s.committed++
+		e.release()
 	}
+	clear(s.pending[len(kept):])
+	s.pending = kept
 	return s.err
 }
 
-func (s *TxSink) awaitOldest(ctx context.Context) error {
-	p := s.inflight[s.head]
-	if p.fut != nil {
-		select {
-		case <-p.fut.Ok():
-		case err := <-p.fut.Err():
-			s.fail(err)
-		case <-ctx.Done():
-			return fmt.Errorf("connector: sink to %q: %w", s.subject, ctx.Err())
-		}
-	}
-	s.retire()
-	return nil
-}
-
-// retire drops the head of the ring; the last publish of an epoch drops
-// the epoch.
-func (s *TxSink) retire() {
-	p := s.inflight[s.head]
-	s.inflight[s.head] = txPublish{}
-	s.head = (s.head + 1) % len(s.inflight)
-	s.n--
-	if !p.last || s.err != nil {
-		return
-	}
-	for i, e := range s.pending {
-		if e == p.epoch {
-			s.mem -= e.memBytes
-			s.pending = append(s.pending[:i], s.pending[i+1:]...)
-			s.committed++
-			e.release()
-			return
-		}
-	}
-}
-
-func (s *TxSink) fail(err error) error {
-	if s.err == nil {
-		s.err = fmt.Errorf("connector: publish to %q: %w", s.subject, err)
-	}
-	return s.err
-}
-
-// Flush waits until every publish is acknowledged and returns the first
-// publish error.
+// Flush waits until every queued epoch is acknowledged and returns the
+// first publish error.
 func (s *TxSink) Flush(ctx context.Context) error {
 	if s.closed {
 		return ErrClosed
 	}
-	for s.n > 0 {
-		if err := s.awaitOldest(ctx); err != nil {
-			return err
+	for {
+		s.mu.Lock()
+		n, changed, err := s.outstanding, s.changed, s.err
+		s.mu.Unlock()
+		if err != nil || n == 0 {
+			return s.poll()
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("connector: sink to %q: %w", s.subject, ctx.Err())
 		}
 	}
-	return s.err
 }
 
 // Pending is the number of sealed epochs not yet acknowledged.
@@ -329,15 +269,15 @@ func (s *TxSink) Pending() int { return len(s.pending) }
 // Committed is the number of epochs acknowledged so far.
 func (s *TxSink) Committed() int64 { return s.committed }
 
-// Close drops everything staged; a sealed epoch survives in the
-// checkpoints that hold it.
+// Close stops the committer and drops everything staged; a sealed epoch
+// survives in the checkpoints that hold it.
 func (s *TxSink) Close() error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	clear(s.inflight)
-	s.n = 0
+	s.stop()
+	<-s.done
 	s.open.release()
 	for _, e := range s.pending {
 		e.release()

@@ -48,6 +48,10 @@ type Epoch struct {
 	// cur is the block being filled, n its records.
 	cur []byte
 	n   uint32
+	// queued: handed to the committer (the subtask's goroutine owns it);
+	// committed: all its messages acknowledged (TxSink.mu guards it).
+	queued    bool
+	committed bool
 }
 
 func newEpoch(prefix string) *Epoch {

@@ -67,7 +67,7 @@ func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Tim
 		e.Since = time.Now()
 		s.pending = append(s.pending, e)
 		s.mem += e.memBytes
-		if err := s.publishEpoch(ctx, e, skip); err != nil {
+		if err := s.enqueue(ctx, commitJob{e: e, skip: skip}); err != nil {
 			return st, err
 		}
 	}

@@ -41,7 +41,6 @@ type jobCheckpoints struct {
 	mu       sync.Mutex
 	coord    *checkpoint.Coordinator
 	nextID   int64
-	restores int64
 	restored *RestoreInfo
 }
 
@@ -131,7 +130,7 @@ func (c *jobCheckpoints) latest(ctx context.Context, job string) (*restoreSet, e
 	if err != nil {
 		return nil, fmt.Errorf("job %s: savepoint %s: %w", job, c.from, err)
 	}
-	return &restoreSet{store: c.store, meta: m, savepoint: true, allowNonRestored: c.allowNonRestd}, nil
+	return &restoreSet{store: c.store, meta: m, allowNonRestored: c.allowNonRestd}, nil
 }
 
 // findCheckpoint reads the metadata of one checkpoint or savepoint.
@@ -167,6 +166,5 @@ func (m *Manager) newCheckpoints(p *plan, from *savepointRef, allowNonRestored b
 func (c *jobCheckpoints) restoredFrom(r *restoreSet, took time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.restores++
 	c.restored = &RestoreInfo{Checkpoint: r.meta.ID, Kind: r.meta.Kind, Job: r.meta.Job, At: time.Now().UTC(), Duration: took}
 }

@@ -215,4 +215,3 @@ func checkSeqOutput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
 			info.State.Msgs, lost, duplicated, disordered, badState)
 	}
 }
-

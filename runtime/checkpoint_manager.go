@@ -35,7 +35,7 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan, from string, 
 	if meta.Kind != checkpoint.KindSavepoint {
 		return nil, fmt.Errorf("%w: from_savepoint: %s is a checkpoint, not a savepoint", ErrInvalidJob, from)
 	}
-	rs := &restoreSet{store: m.checkpoints, meta: meta, savepoint: true, allowNonRestored: allowNonRestored}
+	rs := &restoreSet{store: m.checkpoints, meta: meta, allowNonRestored: allowNonRestored}
 	if err := rs.check(p); err != nil {
 		return nil, fmt.Errorf("%w: from_savepoint: %w", ErrInvalidJob, err)
 	}

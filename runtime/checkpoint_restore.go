@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,10 +37,8 @@ func (e *RestoreError) Unwrap() error { return e.Err }
 type restoreSet struct {
 	store checkpoint.Store
 	meta  *checkpoint.Metadata
-	// savepoint: restored from a savepoint the job was submitted with,
-	// whose operators are matched by id; allowNonRestored lets state of
-	// operators the job no longer has be dropped.
-	savepoint        bool
+	// allowNonRestored lets state of operators the job no longer has be
+	// dropped (a savepoint's option).
 	allowNonRestored bool
 }
 
@@ -115,18 +114,8 @@ func (r *restoreSet) check(p *plan) error {
 		return nil
 	}
 	sort.Strings(problems)
-	problems = slicesCompact(problems)
+	problems = slices.Compact(problems)
 	return r.fail(fmt.Errorf("%s (allow_non_restored_state=true drops it)", strings.Join(problems, "; ")))
-}
-
-func slicesCompact(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // positions merges the positions of every old subtask of a source, by

@@ -150,6 +150,8 @@ sinks: [{id: out, input: track, jetstream: {subject: out.x}}]
 		time.Sleep(time.Second)
 	}
 	savepoint := ts.stopWithSavepoint(job)
+	_, list := ts.call("GET", "/v1/jobs/"+job+"/savepoints", "", nil)
+	t.Logf("savepoint: %s", list)
 	for i := 0; i < 3; i++ {
 		id := ts.submitFrom(spec, savepoint)
 		ts.waitFor("the restored job to run", func() bool { return ts.job(id).State == runtime.StateRunning })

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -187,5 +188,29 @@ func recreateStream(t *testing.T, dir, name, subject string, n int) {
 		if _, err := js.Publish(ctx, subject, []byte("new")); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestDuplicateWindowWarning: an exactly-once sink whose stream
+// de-duplicates over less than a recovery may take is accepted with a
+// warning that says what it implies.
+func TestDuplicateWindowWarning(t *testing.T) {
+	ts := startTestServer(t)
+	ts.stream("IN", []string{"in"}, nil)
+	if _, err := ts.js.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: "OUT", Subjects: []string{"out"}, Duplicates: 5 * time.Second, Storage: jetstream.FileStorage,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	status, body := ts.call(http.MethodPost, "/v1/jobs", "application/yaml", []byte(`
+name: short-window
+checkpoint: {interval: 1s}
+restart: {strategy: fixed_delay, delay: 10s}
+sources: [{id: in, jetstream: {stream: IN}}]
+sinks: [{id: out, input: in, jetstream: {subject: out}}]
+`))
+	if status != http.StatusCreated || !strings.Contains(string(body), `"warnings":["sinks[0]: stream OUT de-duplicates over 5s, less than a recovery may take`) ||
+		!strings.Contains(string(body), "read") {
+		t.Fatalf("submit: %d %s", status, body)
 	}
 }
