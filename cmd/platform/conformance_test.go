@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -37,6 +38,21 @@ type conformanceUDF struct {
 	// languages are the languages the UDF is written in, Go first;
 	// nil is conformanceLanguages.
 	languages []language
+	// subjects, when set, are the source stream's subjects after its
+	// prefix, and subject picks each input's; sources is then the job's
+	// sources, formatted with the stream and the subject prefix.
+	subjects []string
+	subject  func(i int) string
+	sources  string
+	// unordered compares the sorted outputs: an operator with two inputs
+	// emits in the order their records interleave, which varies from run
+	// to run, while every message stays byte-identical.
+	unordered bool
+	// job is more of the job's top-level spec.
+	job string
+	// reference, when set, is the payloads the Go module must emit, in any
+	// order.
+	reference func() []string
 }
 
 // wordcountInput is n lines of words in many scripts and the cases where
@@ -86,6 +102,65 @@ func avgInput(n int) [][]byte {
 	return clicks
 }
 
+// enrichInput is n orders and profiles of 7 users, in timestamp order,
+// every fifth a profile; every 23rd profile has no tier.
+func enrichInput(n int) (payloads [][]byte, subjects []string) {
+	rng := rand.New(rand.NewSource(13))
+	tiers := []string{"gold", "silver", "bronze"}
+	for i := range n {
+		ts := 1_700_000_000_000 + int64(i)*250
+		user := rng.Intn(7)
+		switch {
+		case i%5 == 0 && i%23 == 0:
+			payloads = append(payloads, fmt.Appendf(nil, `{"user":"u%d","ts":%d}`, user, ts))
+			subjects = append(subjects, "profiles")
+		case i%5 == 0:
+			payloads = append(payloads, fmt.Appendf(nil, `{"user":"u%d","tier":"%s","ts":%d}`, user, tiers[rng.Intn(len(tiers))], ts))
+			subjects = append(subjects, "profiles")
+		default:
+			payloads = append(payloads, fmt.Appendf(nil, `{"order":"o%d","user":"u%d","amount":%d,"ts":%d}`, i, user, rng.Intn(500), ts))
+			subjects = append(subjects, "orders")
+		}
+	}
+	return payloads, subjects
+}
+
+var enrichPayloads, enrichSubjects = enrichInput(3000)
+
+// enrichReference is the nested-loop interval join of enrichInput: every
+// order with every profile of its user that has a tier and is at most 30 s
+// older.
+func enrichReference() []string {
+	type event struct {
+		User, Tier string
+		TS         int64
+	}
+	parse := func(p []byte) event {
+		var e event
+		if err := json.Unmarshal(p, &e); err != nil {
+			panic(err)
+		}
+		return e
+	}
+	events := make([]event, len(enrichPayloads))
+	for i, p := range enrichPayloads {
+		events[i] = parse(p)
+	}
+	var out []string
+	for i, order := range events {
+		if enrichSubjects[i] != "orders" {
+			continue
+		}
+		for j, profile := range events {
+			if enrichSubjects[j] == "profiles" && profile.Tier != "" && profile.User == order.User &&
+				profile.TS >= order.TS-30_000 && profile.TS <= order.TS {
+				out = append(out, fmt.Sprintf(`{"order":%s,"tier":"%s"}`, enrichPayloads[i], profile.Tier))
+			}
+		}
+	}
+	return out
+}
+
 // conformanceUDFs are the UDFs every language implements with the same
 // function names.
 var conformanceUDFs = []conformanceUDF{
@@ -119,6 +194,25 @@ var conformanceUDFs = []conformanceUDF{
     window: {type: tumbling, size: 10s}
     aggregate: {module: %s, function: avg}`,
 	},
+	{
+		dir:       "enrich",
+		input:     enrichPayloads,
+		subjects:  []string{"orders", "profiles"},
+		subject:   func(i int) string { return enrichSubjects[i] },
+		unordered: true,
+		job:       "on_udf_error: skip\n",
+		reference: enrichReference,
+		sources: `
+  - {id: orders, jetstream: {stream: %[1]s, subjects: [%[2]s.orders], bounded: true}, timestamp: {field: ts}, watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 1s, interval: 0s}}
+  - {id: profiles, jetstream: {stream: %[1]s, subjects: [%[2]s.profiles], bounded: true}, timestamp: {field: ts}, watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 1s, interval: 0s}}`,
+		operators: `
+  - id: udf
+    join:
+      left: {input: orders, key_by: {field: user}}
+      right: {input: profiles, key_by: {field: user}}
+      interval: {lower: -30s, upper: 0s}
+      function: {module: %s, function: enrich}`,
+	},
 }
 
 // TestConformance runs each conformance UDF in every language through the
@@ -129,8 +223,18 @@ func TestConformance(t *testing.T) {
 	ts := startTestServer(t)
 	for u, udf := range conformanceUDFs {
 		t.Run(udf.dir, func(t *testing.T) {
-			in := fmt.Sprintf("CONF_IN_%d", u)
-			ts.stream(in, []string{fmt.Sprintf("conf.in.%d", u)}, udf.input)
+			in, prefix := fmt.Sprintf("CONF_IN_%d", u), fmt.Sprintf("conf.in.%d", u)
+			sources := fmt.Sprintf("\n  - {id: in, jetstream: {stream: %s, bounded: true}%s}", in, udf.source)
+			if udf.subjects == nil {
+				ts.stream(in, []string{prefix}, udf.input)
+			} else {
+				subjects := make([]string, len(udf.subjects))
+				for i, s := range udf.subjects {
+					subjects[i] = prefix + "." + s
+				}
+				ts.publishBy(in, subjects, udf.input, func(i int) string { return prefix + "." + udf.subject(i) })
+				sources = fmt.Sprintf(udf.sources, in, prefix)
+			}
 			var want []string
 			languages := udf.languages
 			if languages == nil {
@@ -144,17 +248,23 @@ func TestConformance(t *testing.T) {
 				job := ts.submit(fmt.Sprintf(`
 name: conformance-%s-%s
 parallelism: 1
-sources: [{id: in, jetstream: {stream: %s, bounded: true}%s}]
+%ssources:%s
 operators:%s
 sinks: [{id: out, input: udf, jetstream: {subject: %s}}]
-`, udf.dir, lang.name, in, udf.source, fmt.Sprintf(udf.operators, module), subject))
+`, udf.dir, lang.name, udf.job, sources, fmt.Sprintf(udf.operators, module), subject))
 				if info := ts.wait(job); info.State != runtime.StateFinished {
 					t.Fatalf("%s: job %s: %s", lang.name, info.State, info.Failure)
 				}
 				got := sinkOutput(ts.read(out))
+				if udf.unordered {
+					slices.Sort(got)
+				}
 				if l == 0 {
 					if len(got) == 0 {
 						t.Fatal("go: no output")
+					}
+					if udf.reference != nil {
+						checkReference(t, ts.read(out), udf.reference())
 					}
 					want = got
 					continue
@@ -169,6 +279,21 @@ sinks: [{id: out, input: udf, jetstream: {subject: %s}}]
 				}
 			}
 		})
+	}
+}
+
+// checkReference checks that msgs hold exactly the payloads want, in any
+// order.
+func checkReference(t *testing.T, msgs []jetstream.Msg, want []string) {
+	t.Helper()
+	got := make([]string, len(msgs))
+	for i, m := range msgs {
+		got[i] = string(m.Data())
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("go: %d messages, want %d of the reference", len(got), len(want))
 	}
 }
 

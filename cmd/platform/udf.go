@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -58,6 +59,7 @@ func newUDFNewCommand() *cobra.Command {
 func newUDFTestCommand() *cobra.Command {
 	var function, onTimer, input string
 	var batch int
+	var window time.Duration
 	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "test MODULE.wasm",
@@ -74,7 +76,15 @@ timers in memory (no TTL); after its outputs come the state ({"state", "key", "v
 "values" for a list, "map_key" for each map entry) and the timers still registered
 ({"timer": "event" or "processing", "key", "timestamp"}). With --on-timer, the event-time
 timers then fire in time order, as the final watermark of a bounded job fires them, and
-each output of the on_timer function names its timer: {"timer": {"key", "timestamp"}, ...}.`,
+each output of the on_timer function names its timer: {"timer": {"key", "timestamp"}, ...}.
+
+An aggregate, reduce or window_process function runs over tumbling windows of --window
+per key, aligned to the epoch, fired in order of their ends as a watermark passing them
+would; each output names its window: {"window": {"start", "end"}, "key", "value",
+"timestamp"}, or {"window", "key", "error"} for a window whose records or result failed.
+A session_gap function answers {"input": n, "gap": ms} per record, then the sessions the
+gaps make: {"window", "key", "records"}. A watermark function answers {"input": n,
+"watermark": ms} for each watermark it emits after a record.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wasm, err := os.ReadFile(args[0])
@@ -95,11 +105,12 @@ each output of the on_timer function names its timer: {"timer": {"key", "timesta
 				level = slog.LevelDebug
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-			return udfdev.Run(cmd.Context(), wasm, recs, cmd.OutOrStdout(), udfdev.Options{Function: function, OnTimer: onTimer, BatchSize: batch, Log: log})
+			return udfdev.Run(cmd.Context(), wasm, recs, cmd.OutOrStdout(), udfdev.Options{Function: function, OnTimer: onTimer, Window: window, BatchSize: batch, Log: log})
 		},
 	}
 	cmd.Flags().StringVar(&function, "function", "", "the function to run (required)")
 	cmd.Flags().StringVar(&onTimer, "on-timer", "", "for a process function: its on_timer function, which the event-time timers fire at the end of the input")
+	cmd.Flags().DurationVar(&window, "window", 0, "for an aggregate, reduce or window_process function: the size of its tumbling windows")
 	cmd.Flags().StringVar(&input, "input", "", "the records, a JSON Lines file (required)")
 	cmd.Flags().IntVar(&batch, "batch", 1024, "the most records in one call")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print the module's log lines at every level (default: warn and above)")

@@ -97,6 +97,7 @@ func parseRecord(text []byte) (abi.Record, error) {
 type outputLine struct {
 	Input       *int         `json:"input,omitempty"`
 	Timer       *firedLine   `json:"timer,omitempty"`
+	Window      *windowLine  `json:"window,omitempty"`
 	Error       *string      `json:"error,omitempty"`
 	Key         *string      `json:"key,omitempty"`
 	KeyBase64   []byte       `json:"key_base64,omitempty"`
@@ -104,6 +105,9 @@ type outputLine struct {
 	ValueBase64 []byte       `json:"value_base64,omitempty"`
 	Timestamp   *int64       `json:"timestamp,omitempty"`
 	Headers     []jsonHeader `json:"headers,omitempty"`
+	Gap         *int64       `json:"gap,omitempty"`
+	Watermark   *int64       `json:"watermark,omitempty"`
+	Records     *int         `json:"records,omitempty"`
 }
 
 // firedLine is the event-time timer an on_timer output answers.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
@@ -23,20 +24,27 @@ type Options struct {
 	// watermark of a bounded job fires them), with the timers they register
 	// that are then due. Processing-time timers do not fire.
 	OnTimer string
+	// Window is the size of the tumbling windows, aligned to the epoch,
+	// that aggregate, reduce and window_process functions run over.
+	Window time.Duration
 	// Log receives the module's log lines, standard output and standard
 	// error; nil discards them.
 	Log *slog.Logger
 }
 
 // Run validates and compiles a module as the platform does, runs one of its
-// record functions (map, filter, flat_map, key, timestamp) or keyed process
 // functions over recs in batches, and writes each output entry to out as a
-// JSON line, in order: the record the host passes on, with the fields it
+// JSON line, in order. A record function (map, filter, flat_map, key,
+// timestamp) answers with the record the host passes on, with the fields it
 // inherits from the input, or the error the function reported for the
 // input. A process function sees the records of a batch grouped by their
 // keys, with state and timers kept in memory (no TTL, watermark NoWatermark,
 // processing time 0); after its outputs, Run writes the state and the
-// registered timers.
+// registered timers. Window functions (aggregate, reduce, window_process)
+// run over tumbling windows of Options.Window per key and answer each
+// window's results; a session_gap function answers each record's gap and
+// then the sessions they make; a watermark function answers the watermarks
+// it emits after records.
 func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt Options) error {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 1024
@@ -58,8 +66,8 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 		return fmt.Errorf("the module has no function %q; it has %s", opt.Function, functionList(mod.Description))
 	}
 	kind := mod.Description.Functions[fn].Kind
-	if !isRecordKind(kind) && kind != abi.KindProcess {
-		return fmt.Errorf("function %q is a %s function; udf test runs map, filter, flat_map, key, timestamp and process functions", opt.Function, kind)
+	if !runs(kind) {
+		return fmt.Errorf("function %q is a %s function; udf test runs map, filter, flat_map, key, timestamp, watermark, aggregate, reduce, window_process, session_gap and process functions", opt.Function, kind)
 	}
 	pool := mod.NewPool(host.InstanceConfig{})
 	defer pool.Close(ctx)
@@ -67,7 +75,17 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 	if opt.OnTimer != "" && kind != abi.KindProcess {
 		return fmt.Errorf("--on-timer goes with a process function; %q is a %s function", opt.Function, kind)
 	}
-	if kind == abi.KindProcess {
+	if opt.Window != 0 && !isWindowKind(kind) {
+		return fmt.Errorf("--window goes with an aggregate, reduce or window_process function; %q is a %s function", opt.Function, kind)
+	}
+	switch kind {
+	case abi.KindAggregate, abi.KindReduce, abi.KindWindowProcess:
+		return runWindows(ctx, pool, fn, kind, recs, w, opt)
+	case abi.KindSessionGap:
+		return runSessionGap(ctx, pool, fn, recs, w, opt)
+	case abi.KindWatermark:
+		return runWatermark(ctx, pool, fn, recs, w, opt)
+	case abi.KindProcess:
 		onTimer := -1
 		if opt.OnTimer != "" {
 			if onTimer = mod.Description.Lookup(opt.OnTimer); onTimer < 0 || mod.Description.Functions[onTimer].Kind != abi.KindOnTimer {
@@ -92,6 +110,16 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 		}
 	}
 	return nil
+}
+
+// runs reports whether Run runs functions of kind k: every kind but
+// on_timer (which runs with its process function) and the joins.
+func runs(k abi.Kind) bool {
+	return isRecordKind(k) || isWindowKind(k) || k == abi.KindSessionGap || k == abi.KindWatermark || k == abi.KindProcess
+}
+
+func isWindowKind(k abi.Kind) bool {
+	return k == abi.KindAggregate || k == abi.KindReduce || k == abi.KindWindowProcess
 }
 
 func isRecordKind(k abi.Kind) bool {
