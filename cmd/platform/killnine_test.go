@@ -153,12 +153,12 @@ func (c *child) connect() (jetstream.JetStream, func()) {
 	return js, nc.Close
 }
 
-// outputs is the number of messages in the sink stream.
-func outputs(t *testing.T, js jetstream.JetStream) uint64 {
+// outputs is the number of messages in stream name.
+func outputs(t *testing.T, js jetstream.JetStream, name string) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := js.Stream(ctx, "OUT")
+	st, err := js.Stream(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +167,51 @@ func outputs(t *testing.T, js jetstream.JetStream) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.Msgs
+}
+
+// killAtRandom SIGKILLs the child kills times at random points of the job's
+// progress, measured as the messages in the sink stream out against the
+// total expected, restarting it on the same data directory each time, then
+// waits until the job finishes. It returns the connection it ends with.
+func (c *child) killAtRandom(job, out string, total uint64, kills int, js jetstream.JetStream, closeNATS func()) (jetstream.JetStream, func()) {
+	t := c.t
+	t.Helper()
+	// Kill points: random output counts spread over the run, so that each
+	// kill hits a different phase (restoring, committing, mid-epoch).
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d", seed)
+	for k := 0; k < kills; k++ {
+		target := total * uint64(k) / uint64(kills)
+		if k > 0 {
+			target += rng.Uint64N(total / uint64(kills) / 2)
+		}
+		deadline := time.Now().Add(time.Minute)
+		n := outputs(t, js, out)
+		for ; n < target && time.Now().Before(deadline); n = outputs(t, js, out) {
+			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
+		}
+		if info := c.job(job); info.State.Terminal() {
+			t.Fatalf("job %s before kill %d: %s", info.State, k+1, info.Failure)
+		}
+		closeNATS()
+		c.kill()
+		t.Logf("kill %d at %d outputs or more (target %d)", k+1, n, target)
+		c.start()
+		js, closeNATS = c.connect()
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		info := c.job(job)
+		if info.State == runtime.StateFinished {
+			return js, closeNATS
+		}
+		if info.State.Terminal() || time.Now().After(deadline) {
+			closeNATS()
+			t.Fatalf("job %s: %s\n%s", info.State, info.Failure, c.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // TestKillNine runs a keyed exactly-once job (seqcheck: per-key sequence
@@ -237,43 +282,8 @@ sinks: [{id: out, input: track, jetstream: {subject: out}}]
 		t.Fatal(err)
 	}
 
-	// Kill points: random output counts spread over the run, so that each
-	// kill hits a different phase (restoring, committing, mid-epoch).
-	seed := time.Now().UnixNano()
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
-	t.Logf("seed %d", seed)
-	const kills = 6
-	for k := 0; k < kills; k++ {
-		target := uint64(total) * uint64(k) / kills
-		if k > 0 {
-			target += rng.Uint64N(total / kills / 2)
-		}
-		deadline := time.Now().Add(time.Minute)
-		n := outputs(t, js)
-		for ; n < target && time.Now().Before(deadline); n = outputs(t, js) {
-			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
-		}
-		if info := c.job(job.ID); info.State.Terminal() {
-			t.Fatalf("job %s before kill %d: %s", info.State, k+1, info.Failure)
-		}
-		closeNATS()
-		c.kill()
-		t.Logf("kill %d at %d outputs or more (target %d)", k+1, n, target)
-		c.start()
-		js, closeNATS = c.connect()
-	}
+	js, closeNATS = c.killAtRandom(job.ID, "OUT", total, 6, js, closeNATS)
 	defer closeNATS()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		info := c.job(job.ID)
-		if info.State == runtime.StateFinished {
-			break
-		}
-		if info.State.Terminal() || time.Now().After(deadline) {
-			t.Fatalf("job %s: %s\n%s", info.State, info.Failure, c.log)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 	ts := &testServer{t: t, js: js}
 	checkSequences(t, payloadsOf(ts.read("OUT")), keys, perKey)
 }
