@@ -52,11 +52,14 @@ enum kind {
 	KIND_REDUCE,
 	KIND_WINDOW_PROCESS,
 	KIND_SESSION_GAP,
+	KIND_JOIN,
+	KIND_CO_GROUP,
 	KIND_WATERMARK,
 };
 
 static const char *const kind_names[] = {"map", "filter", "flat_map", "key", "timestamp", "process", "on_timer",
-					 "aggregate", "reduce", "window_process", "session_gap", "watermark"};
+					 "aggregate", "reduce", "window_process", "session_gap", "join", "co_group",
+					 "watermark"};
 
 enum { TAG_ACCUMULATOR = 6, TAG_WATERMARK = 7 };
 enum { OP_ADD = 1, OP_MERGE = 2, OP_RESULT = 3 };
@@ -92,6 +95,8 @@ typedef struct function {
 		udf_reduce_fn reduce;
 		udf_window_process_fn window_process;
 		udf_session_gap_fn session_gap;
+		udf_join_fn join;
+		udf_co_group_fn co_group;
 		udf_watermark_fn watermark;
 	} fn;
 } function;
@@ -144,6 +149,9 @@ static struct {
 	uint32_t index;
 	uint32_t entries;
 	bool flat_mapping;
+	/* The timestamp of an interval join's pair, which its outputs take
+	 * unless they set one; 0 otherwise. */
+	int64_t pair_timestamp;
 } m;
 
 static void *grow(void *p, size_t size) {
@@ -360,6 +368,8 @@ void udf_reduce(const char *name, udf_reduce_fn fn) { add(name, KIND_REDUCE, (fu
 void udf_window_process(const char *name, udf_window_process_fn fn) {
 	add(name, KIND_WINDOW_PROCESS, (function){.fn.window_process = fn});
 }
+void udf_join(const char *name, udf_join_fn fn) { add(name, KIND_JOIN, (function){.fn.join = fn}); }
+void udf_co_group(const char *name, udf_co_group_fn fn) { add(name, KIND_CO_GROUP, (function){.fn.co_group = fn}); }
 void udf_session_gap(const char *name, udf_session_gap_fn fn) {
 	add(name, KIND_SESSION_GAP, (function){.fn.session_gap = fn});
 }
@@ -400,6 +410,13 @@ udf_state udf_map_state(const char *name, const char *ttl) { return declare(name
 
 void udf_emit(const udf_output *out) {
 	if (!m.flat_mapping && !m.ctx.active) __builtin_trap();
+	if (m.pair_timestamp && !(out->set & UDF_SET_TIMESTAMP)) {
+		udf_output stamped = *out;
+		stamped.set |= UDF_SET_TIMESTAMP;
+		stamped.timestamp = m.pair_timestamp;
+		put_output(&stamped);
+		return;
+	}
 	put_output(out);
 }
 
@@ -658,23 +675,24 @@ static bool get_group(reader *r, group_head *g) {
 }
 
 /* get_records decodes a side of a group: its count and records, into
- * m.recs. */
-static uint32_t get_records(reader *r) {
+ * m.recs from index from on (0 for a group's left side, the left side's
+ * count for its right side). */
+static uint32_t get_records(reader *r, uint32_t from) {
 	uint32_t n = get_u32(r);
 	if (r->msg) return 0;
 	if ((uint64_t)n * 20 > r->len - r->off) {
 		r->msg = "headers";
 		return 0;
 	}
-	if (n > m.recs_cap) {
-		m.recs_cap = 2 * n;
+	if (from + n > m.recs_cap) {
+		m.recs_cap = 2 * (from + n);
 		m.recs = grow(m.recs, m.recs_cap * sizeof(udf_record));
 	}
-	m.nheaders = 0;
-	for (uint32_t i = 0; i < n && !r->msg; i++) get_record(r, &m.recs[i]);
+	if (from == 0) m.nheaders = 0;
+	for (uint32_t i = from; i < from + n && !r->msg; i++) get_record(r, &m.recs[i]);
 	/* The header arena may have moved while it grew. */
 	size_t h = 0;
-	for (uint32_t i = 0; i < n && !r->msg; i++) {
+	for (uint32_t i = 0; i < from + n && !r->msg; i++) {
 		m.recs[i].headers = m.headers + h;
 		h += m.recs[i].header_count;
 	}
@@ -708,7 +726,7 @@ static void run_keyed(reader *r, const function *f) {
 		uint8_t flags = head.flags;
 		udf_bytes key = head.key;
 		udf_timer t = head.timer;
-		uint32_t n = get_records(r);
+		uint32_t n = get_records(r, 0);
 		if (flags & GROUP_TWO_SIDED) skip_records(r);
 		if (r->msg) break;
 		size_t mark = m.out.len;
@@ -842,8 +860,25 @@ static int run_reduce(udf_reduce_fn f, uint8_t op, uint32_t g, const group_head 
 	return status;
 }
 
+/* run_join calls a join function for every pair of a group: left records
+ * 0..n-1 of m.recs with right records n..n+right-1. */
+static int run_join(udf_join_fn f, const group_head *head, uint32_t n, uint32_t right) {
+	bool interval = !(head->flags & GROUP_WINDOW);
+	int status = UDF_OK;
+	for (uint32_t i = 0; i < n && status == UDF_OK; i++) {
+		const udf_record *l = &m.recs[i];
+		for (uint32_t j = n; j < n + right && status == UDF_OK; j++) {
+			const udf_record *r = &m.recs[j];
+			if (interval) m.pair_timestamp = l->timestamp > r->timestamp ? l->timestamp : r->timestamp;
+			status = f(head->key, head->window, l, r);
+		}
+	}
+	m.pair_timestamp = 0;
+	return status;
+}
+
 /* run_window runs a window function (aggregate, reduce, window_process,
- * session_gap) over a grouped frame. */
+ * session_gap) or a two-sided one (join, co_group) over a grouped frame. */
 static void run_window(reader *r, const function *f) {
 	uint8_t op = get_u8(r);
 	get_i64(r);
@@ -852,8 +887,11 @@ static void run_window(reader *r, const function *f) {
 	for (uint32_t g = 0; g < groups && !r->msg; g++) {
 		group_head head;
 		if (!get_group(r, &head)) break;
-		uint32_t n = get_records(r);
-		if (head.flags & GROUP_TWO_SIDED) skip_records(r);
+		uint32_t n = get_records(r, 0), right = 0;
+		if (head.flags & GROUP_TWO_SIDED) {
+			if (f->kind == KIND_JOIN || f->kind == KIND_CO_GROUP) right = get_records(r, n);
+			else skip_records(r);
+		}
 		if (r->msg) break;
 		size_t mark = m.out.len;
 		uint32_t marked = m.entries;
@@ -871,6 +909,17 @@ static void run_window(reader *r, const function *f) {
 		case KIND_WINDOW_PROCESS:
 			m.flat_mapping = true;
 			status = f->fn.window_process(head.key, head.window, m.recs, n);
+			m.flat_mapping = false;
+			break;
+		case KIND_JOIN:
+		case KIND_CO_GROUP:
+			if (!(head.flags & GROUP_TWO_SIDED)) {
+				status = udf_error("udf: join group without a right side");
+				break;
+			}
+			m.flat_mapping = true;
+			if (f->kind == KIND_JOIN) status = run_join(f->fn.join, &head, n, right);
+			else status = f->fn.co_group(head.key, head.window, m.recs, n, m.recs + n, right);
 			m.flat_mapping = false;
 			break;
 		default:
@@ -995,7 +1044,7 @@ EXPORT("platform_call") uint64_t platform_call(uint32_t fn, const uint8_t *ptr, 
 		m.run_keyed(&r, f);
 		return pack(m.out.data, m.out.len);
 	}
-	if (f->kind >= KIND_AGGREGATE && f->kind <= KIND_SESSION_GAP) {
+	if (f->kind >= KIND_AGGREGATE && f->kind <= KIND_CO_GROUP) {
 		run_window(&r, f);
 		return pack(m.out.data, m.out.len);
 	}

@@ -145,6 +145,19 @@ typedef int (*udf_reduce_fn)(udf_bytes acc, udf_bytes value, udf_bytes *result);
  * udf_emit, and what it emits inherits the window's key and the timestamp
  * end - 1, and no headers. */
 typedef int (*udf_window_process_fn)(udf_bytes key, udf_window window, const udf_record *records, size_t count);
+/* join (Flink's JoinFunction): one pair of a left and a right record of the
+ * same key, called for every left record with every right record of a
+ * group, in order. In a window join the pair shares the window; in an
+ * interval join window is {0, 0} and the right record lies within the left
+ * one's bounds. It emits with udf_emit; what it emits inherits the key, and
+ * the timestamp window end - 1, or in an interval join the later of the
+ * pair's timestamps. An error discards everything emitted for the group
+ * (every pair of it) and fails the group. */
+typedef int (*udf_join_fn)(udf_bytes key, udf_window window, const udf_record *left, const udf_record *right);
+/* co_group (Flink's CoGroupFunction): all the left and right records of one
+ * key and window, either side possibly empty; it emits as join does. */
+typedef int (*udf_co_group_fn)(udf_bytes key, udf_window window, const udf_record *left, size_t left_count,
+			       const udf_record *right, size_t right_count);
 /* session_gap: the record's session lasts until its timestamp plus *gap
  * milliseconds, positive. */
 typedef int (*udf_session_gap_fn)(const udf_record *in, int64_t *gap);
@@ -167,6 +180,8 @@ void udf_timestamp(const char *name, udf_timestamp_fn fn);
 void udf_aggregate(const char *name, const udf_aggregate_fns *fns);
 void udf_reduce(const char *name, udf_reduce_fn fn);
 void udf_window_process(const char *name, udf_window_process_fn fn);
+void udf_join(const char *name, udf_join_fn fn);
+void udf_co_group(const char *name, udf_co_group_fn fn);
 void udf_session_gap(const char *name, udf_session_gap_fn fn);
 void udf_watermark(const char *name, udf_watermark_fn fn);
 void udf_process(const char *name, udf_process_fn fn);
@@ -178,9 +193,11 @@ udf_state udf_value_state(const char *name, const char *ttl);
 udf_state udf_list_state(const char *name, const char *ttl);
 udf_state udf_map_state(const char *name, const char *ttl);
 
-/* Emits one record from a flat map function, or from a keyed function:
- * there the fields it does not set are the group's last record's (for
- * on_timer: the timer's key and timestamp, no headers). */
+/* Emits one record from a flat map function, a window_process, join or
+ * co_group function (the fields it does not set are inherited as their
+ * types say), or a keyed function: there the fields it does not set are the
+ * group's last record's (for on_timer: the timer's key and timestamp, no
+ * headers). */
 void udf_emit(const udf_output *out);
 
 /* From a keyed function: emits a record as it is, or a value with the

@@ -33,6 +33,8 @@ class Fn {
   aggregate: AggregateFns | null = null;
   reduce: ((acc: Uint8Array, value: Uint8Array) => Uint8Array) | null = null;
   windowProcess: ((key: Uint8Array, w: Window, records: Record[], out: Emitter) => void) | null = null;
+  join: ((key: Uint8Array, w: Window, left: Record, right: Record, out: Emitter) => void) | null = null;
+  coGroup: ((key: Uint8Array, w: Window, left: Record[], right: Record[], out: Emitter) => void) | null = null;
   sessionGap: ((r: Record) => i64) | null = null;
   watermark: ((r: Record) => i64) | null = null;
 
@@ -51,16 +53,19 @@ export function register(name: string, kind: string): Fn {
   return f;
 }
 
-/** Receives the records a flat map or window process function emits for
- * one input or window. */
+/** Receives the records a flat map, window process, join or coGroup
+ * function emits for one input, window or group. */
 export class Emitter {
   index: u32 = 0;
   count: u32 = 0;
   base: Record = record;
+  /** The timestamp of outputs that set none, when not 0: the later of the
+   * pair's timestamps in an interval join. */
+  stamp: i64 = 0;
 
   /** Emits one record; it is copied at once. */
   emit(o: Output): void {
-    putOutput(this.index, o, this.base);
+    putOutput(this.index, o, this.base, this.stamp);
     this.count++;
   }
 }
@@ -99,13 +104,14 @@ function putEntry(tag: u8, index: u32): void {
 
 /** Appends a record entry for the current input. It carries the fields the
  * output sets to something other than the input's; the host inherits the
- * others. */
-function putOutput(index: u32, o: Output, input: Record): void {
+ * others. An output without a timestamp gets stamp unless it is 0. */
+function putOutput(index: u32, o: Output, input: Record, stamp: i64 = 0): void {
   putEntry(TAG_RECORD, index);
   const base = changetype<usize>(input.frame);
   let key = o.key;
   if (key && equal(key.dataStart, key.length, base + <usize>input.keyOffset, input.keyLength)) key = null;
-  const hasTimestamp = o.hasTimestamp && o.timestamp != input.timestamp;
+  const timestamp = o.hasTimestamp ? o.timestamp : stamp;
+  const hasTimestamp = (o.hasTimestamp || stamp != 0) && timestamp != input.timestamp;
   let headers = o.headers;
   if (headers && sameHeaders(headers, input)) headers = null;
   let flags: u8 = 0;
@@ -115,7 +121,7 @@ function putOutput(index: u32, o: Output, input: Record): void {
   putU8(flags);
   if (key) putArray(key);
   putArray(o.value);
-  if (hasTimestamp) putI64(o.timestamp);
+  if (hasTimestamp) putI64(timestamp);
   if (headers) {
     putU32(<u32>headers.length);
     for (let i = 0; i < headers.length; i++) {
@@ -295,11 +301,13 @@ const GROUP_ACC2: u8 = 0x04;
 const GROUP_TIMER: u8 = 0x08;
 const GROUP_TWO_SIDED: u8 = 0x10;
 
-/** The context of keyed calls, the records of a group, and the output index
- * of what a keyed function emits. */
+/** The context of keyed calls, the records of a group (its left side, and
+ * right holds a two-sided group's right side), and the output index of what
+ * a keyed function emits. */
 const context = new Context();
 const pool = new Array<Record>();
 const group = new Array<Record>();
+const right = new Array<Record>();
 let keyedIndex: u32 = 0;
 let keyedCount: u32 = 0;
 
@@ -429,8 +437,11 @@ function putAccumulator(g: u32, acc: Uint8Array): void {
   putArray(acc);
 }
 
-/** Runs a window function (aggregate, reduce, window_process, session_gap)
- * over the grouped frame at ptr. */
+/** The error of a join or co_group group that has no right side. */
+const ONE_SIDED = "udf: join group without a right side";
+
+/** Runs a window or join function (aggregate, reduce, window_process,
+ * session_gap, join, co_group) over the grouped frame at ptr. */
 function callWindow(f: Fn, frame: ArrayBuffer, ptr: usize): void {
   const op = readU8();
   readI64();
@@ -468,14 +479,19 @@ function callWindow(f: Fn, frame: ArrayBuffer, ptr: usize): void {
       readRecord(pool[i], frame);
       group.push(pool[i]);
     }
+    right.length = 0;
     if (flags & GROUP_TWO_SIDED) {
-      const right = new Record();
-      const m = readU32();
-      for (let i: u32 = 0; i < m && !bad; i++) readRecord(right, frame);
+      const m = <i32>readU32();
+      for (let i = 0; i < m && !bad; i++) {
+        if (n + i == pool.length) pool.push(new Record());
+        readRecord(pool[n + i], frame);
+        right.push(pool[n + i]);
+      }
     }
     if (bad) break;
     const mark = bufferLength();
     failure = null;
+    if ((f.join || f.coGroup) && (flags & GROUP_TWO_SIDED) == 0) fail(ONE_SIDED);
     let written: u32 = 1;
     const base = new Record();
     base.frame = frame;
@@ -521,6 +537,17 @@ function callWindow(f: Fn, frame: ArrayBuffer, ptr: usize): void {
       p(key, w, group, emitter);
       emitter.base = record;
       written = emitter.count;
+    } else if (f.join) {
+      joinPairs(f.join!, g, base, key, w, (flags & GROUP_WINDOW) == 0);
+      written = emitter.count;
+    } else if (f.coGroup) {
+      const c = f.coGroup!;
+      emitter.index = g;
+      emitter.count = 0;
+      emitter.base = base;
+      if (!failure) c(key, w, group, right, emitter);
+      emitter.base = record;
+      written = emitter.count;
     } else {
       const s = f.sessionGap!;
       for (let i = 0; i < n; i++, index++) {
@@ -559,6 +586,28 @@ function callWindow(f: Fn, frame: ArrayBuffer, ptr: usize): void {
   }
 }
 
+/** Calls a join function for every pair of group g, each left record with
+ * each right record in order, until one fails; an interval join's pair
+ * results are stamped with the later of the pair's timestamps. */
+function joinPairs(
+  j: (key: Uint8Array, w: Window, left: Record, right: Record, out: Emitter) => void,
+  g: u32, base: Record, key: Uint8Array, w: Window, interval: bool,
+): void {
+  emitter.index = g;
+  emitter.count = 0;
+  emitter.base = base;
+  for (let i = 0; i < group.length && !failure; i++) {
+    const l = group[i];
+    for (let k = 0; k < right.length && !failure; k++) {
+      const r = right[k];
+      emitter.stamp = interval ? max(l.timestamp, r.timestamp) : 0;
+      j(key, w, l, r, emitter);
+    }
+  }
+  emitter.stamp = 0;
+  emitter.base = record;
+}
+
 /** Runs function fn over the frame of len bytes at ptr, in frame. */
 export function call(fn: u32, frame: ArrayBuffer, ptr: usize, len: usize): void {
   truncate(0);
@@ -575,7 +624,7 @@ export function call(fn: u32, frame: ArrayBuffer, ptr: usize, len: usize): void 
     run(f, frame, ptr);
     return;
   }
-  if (f.aggregate || f.reduce || f.windowProcess || f.sessionGap) {
+  if (f.aggregate || f.reduce || f.windowProcess || f.sessionGap || f.join || f.coGroup) {
     callWindow(f, frame, ptr);
     return;
   }

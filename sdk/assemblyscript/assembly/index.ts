@@ -8,8 +8,10 @@
 //   map("shout", (r: Record): Output => new Output(shout(r.value)));
 //
 // The SDK decodes each batch of records, calls the function once per record
-// and encodes the results, in buffers it reuses from call to call. fail()
-// fails one record; an abort or a trap fails the whole call.
+// (window and coGroup functions: once per group; join functions: once per
+// pair) and encodes the results, in buffers it reuses from call to call.
+// fail() fails one record (or group); an abort or a trap fails the whole
+// call.
 
 import { AggregateFns, Emitter, Window, enableKeyed, fail, register } from "./call";
 import { Context, ListState, MapState, NO_WATERMARK, TimeDomain, Timer, ValueState } from "./keyed";
@@ -63,6 +65,25 @@ export function reduce(name: string, f: (acc: Uint8Array, value: Uint8Array) => 
  * and the timestamp end - 1, and no headers. */
 export function windowProcess(name: string, f: (key: Uint8Array, w: Window, records: Record[], out: Emitter) => void): void {
   register(name, "window_process").windowProcess = f;
+}
+
+/** Registers a join function (Flink's JoinFunction): it is called once per
+ * pair of a left and a right record with the same key, in the same window
+ * (w) or, for an interval join (w is 0, 0), within the join's bounds; the
+ * SDK walks each group the platform sends, every left record with every
+ * right record, in order. What it emits inherits the key, and the timestamp
+ * end - 1 or, for an interval join, the later of the pair's timestamps.
+ * fail() discards what was emitted for the whole group and fails it. */
+export function join(name: string, f: (key: Uint8Array, w: Window, left: Record, right: Record, out: Emitter) => void): void {
+  register(name, "join").join = f;
+}
+
+/** Registers a coGroup function (Flink's CoGroupFunction): it is called
+ * once per key and window with the window's left and right records, either
+ * of which may be empty, for inner, left, right and full outer joins. What
+ * it emits inherits as with join; fail() discards it and fails the group. */
+export function coGroup(name: string, f: (key: Uint8Array, w: Window, left: Record[], right: Record[], out: Emitter) => void): void {
+  register(name, "co_group").coGroup = f;
 }
 
 /** Registers a dynamic session gap: the session of a record lasts until its

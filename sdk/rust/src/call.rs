@@ -1,6 +1,7 @@
 use std::borrow::Cow;
 
 use crate::frame::{self, Reader, ALL_RECORDS, TAG_ERROR, TAG_KEEP, TAG_KEY, TAG_TIMESTAMP};
+use crate::join::{self, CoGroupFn, JoinFn};
 use crate::keyed::{Keyed, OnTimerFn, ProcessFn, Runner};
 use crate::state::StateDecl;
 use crate::window::{self, AggregateRunner, ReduceFn, SessionGapFn, WatermarkFn, WindowProcessFn};
@@ -46,6 +47,10 @@ pub enum Function {
     SessionGap(&'static str, SessionGapFn),
     /// A punctuated `watermark` function.
     Watermark(&'static str, WatermarkFn),
+    /// A `join` function.
+    Join(&'static str, JoinFn),
+    /// A `co_group` function.
+    CoGroup(&'static str, CoGroupFn),
 }
 
 impl Function {
@@ -63,7 +68,9 @@ impl Function {
             | Function::Reduce(n, _)
             | Function::WindowProcess(n, _)
             | Function::SessionGap(n, _)
-            | Function::Watermark(n, _) => n,
+            | Function::Watermark(n, _)
+            | Function::Join(n, _)
+            | Function::CoGroup(n, _) => n,
         }
     }
 
@@ -82,22 +89,28 @@ impl Function {
             Function::WindowProcess(..) => "window_process",
             Function::SessionGap(..) => "session_gap",
             Function::Watermark(..) => "watermark",
+            Function::Join(..) => "join",
+            Function::CoGroup(..) => "co_group",
         }
     }
 }
 
-/// Receives the records a flat map function emits for one input. Each output
-/// is encoded at once, so its bytes may be reused right after `emit`.
+/// Receives the records a flat map, window process, join or coGroup
+/// function emits for one input or group. Each output is encoded at once,
+/// so its bytes may be reused right after `emit`.
 pub struct Emitter<'e> {
     out: &'e mut Vec<u8>,
     input: Record<'e>,
     index: u32,
     count: u32,
+    /// The timestamp of outputs that set none, when it is not the input's:
+    /// an interval join's pair's.
+    pub(crate) stamp: Option<i64>,
 }
 
 impl<'e> Emitter<'e> {
     pub(crate) fn new(out: &'e mut Vec<u8>, input: Record<'e>, index: u32) -> Self {
-        Emitter { out, input, index, count: 0 }
+        Emitter { out, input, index, count: 0, stamp: None }
     }
 
     pub(crate) fn count(&self) -> u32 {
@@ -105,7 +118,10 @@ impl<'e> Emitter<'e> {
     }
 
     /// Emits one record.
-    pub fn emit(&mut self, o: Output) {
+    pub fn emit(&mut self, mut o: Output) {
+        if o.timestamp.is_none() {
+            o.timestamp = self.stamp;
+        }
         frame::put_record(self.out, self.index, &o, &self.input);
         self.count += 1;
     }
@@ -134,6 +150,8 @@ impl Caller {
             Some(Function::WindowProcess(_, f)) => window::window_process(*f, &mut self.out, input),
             Some(Function::SessionGap(_, f)) => window::session_gap(*f, &mut self.out, input),
             Some(Function::Watermark(_, f)) => window::watermark(*f, &mut self.out, input),
+            Some(Function::Join(_, f)) => join::join(*f, &mut self.out, input),
+            Some(Function::CoGroup(_, f)) => join::co_group(*f, &mut self.out, input),
             Some(func) => self.each(*func, input),
             None => Err(format!("udf: no function with index {}; the module has {}", f, functions.len())),
         };
@@ -170,7 +188,7 @@ impl Caller {
                     keep as u32
                 }),
                 Function::FlatMap(_, f) => {
-                    let mut e = Emitter { out, input: rec, index, count: 0 };
+                    let mut e = Emitter::new(out, rec, index);
                     f(rec, &mut e).map(|_| e.count)
                 }
                 Function::Key(_, f) => f(rec).map(|key| {

@@ -76,10 +76,11 @@ pub fn call(functions: &[Function], states: &'static [&'static StateDecl], f: u3
 /// Lists a module's functions and states and generates its ABI exports.
 /// Each function is `"name" => kind(function)`, with kind one of `map`,
 /// `filter`, `flat_map`, `key`, `timestamp`, `process`, `on_timer`,
-/// `reduce`, `window_process`, `session_gap` and `watermark`, or
-/// `"name" => aggregate(Type)` for a type that implements
-/// [`Aggregate`](crate::Aggregate); names are unique within a module. A module with keyed state lists its state
-/// handles (statics) first, in `states: [...]`.
+/// `reduce`, `window_process`, `session_gap`, `watermark`, `join` and
+/// `co_group`, or `"name" => aggregate(Type)` for a type that implements
+/// [`Aggregate`](crate::Aggregate); names are unique within a module. A
+/// module with keyed state lists its state handles (statics) first, in
+/// `states: [...]`.
 ///
 /// ```ignore
 /// static SEEN: ValueState = ValueState::new("seen").ttl("1h");
@@ -134,4 +135,6 @@ macro_rules! module {
     (@fn $name:literal, window_process, $f:path) => { $crate::Function::WindowProcess($name, $f) };
     (@fn $name:literal, session_gap, $f:path) => { $crate::Function::SessionGap($name, $f) };
     (@fn $name:literal, watermark, $f:path) => { $crate::Function::Watermark($name, $f) };
+    (@fn $name:literal, join, $f:path) => { $crate::Function::Join($name, $f) };
+    (@fn $name:literal, co_group, $f:path) => { $crate::Function::CoGroup($name, $f) };
 }

@@ -25,6 +25,7 @@
 
 mod call;
 mod frame;
+mod join;
 mod keyed;
 mod log;
 mod record;

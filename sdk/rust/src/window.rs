@@ -80,7 +80,7 @@ impl<'a> Groups<'a> {
 
 /// Runs one answer per group: each fills out for group g and returns the
 /// entries it wrote, or an error that replaces them with an error entry.
-fn each_group<'a>(
+pub(crate) fn each_group<'a>(
     input: &'a [u8],
     out: &mut Vec<u8>,
     mut one: impl FnMut(u8, u32, &frame::Group<'a>, &mut Reader<'a>, &mut Vec<u8>) -> std::result::Result<Result<u32>, String>,
@@ -105,7 +105,7 @@ fn each_group<'a>(
 }
 
 /// Reads a side of a group: its count and records, into recs.
-fn read_side<'a>(r: &mut Reader<'a>, recs: &mut Vec<Record<'a>>) -> std::result::Result<(), String> {
+pub(crate) fn read_side<'a>(r: &mut Reader<'a>, recs: &mut Vec<Record<'a>>) -> std::result::Result<(), String> {
     recs.clear();
     for _ in 0..r.u32()? {
         recs.push(r.record()?);
@@ -280,6 +280,6 @@ pub(crate) fn watermark(f: WatermarkFn, out: &mut Vec<u8>, input: &[u8]) -> std:
 
 /// The record a window function's outputs inherit from: the window's key,
 /// the timestamp end - 1, no headers.
-fn window_base(key: &[u8], w: Window) -> Record {
+pub(crate) fn window_base(key: &[u8], w: Window) -> Record {
     Record { key, value: &[], timestamp: w.end - 1, headers: Default::default() }
 }
