@@ -207,10 +207,11 @@ func TestStateImportsAllocateNothing(t *testing.T) {
 // BenchmarkStateGetPut is a value state get and put through the ABI: one
 // call enters 1024 groups in turn, each reading and writing 8 bytes of its
 // key's state. The keys cycle through a key space of 1024 (every call
-// touches the same keys) or 100,000.
+// touches the same keys), 100,000 or 2,000,000 (more than the Pebble
+// backend's cache holds).
 func BenchmarkStateGetPut(b *testing.B) {
 	for _, backend := range []string{state.BackendMemory, state.BackendPebble} {
-		for _, keys := range []int{1024, 100_000} {
+		for _, keys := range []int{1024, 100_000, 2_000_000} {
 			b.Run(fmt.Sprintf("%s/keys=%d", backend, keys), func(b *testing.B) {
 				h, _ := newHost(b, "")
 				m := compileFixture(b, h, "state")

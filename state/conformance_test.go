@@ -256,7 +256,7 @@ var conformance = []struct {
 		if info.Entries != 4 {
 			t.Fatalf("%d entries written, want 4", info.Entries)
 		}
-		fx2 := &fixture{t: t, backend: fx.backend, clock: fx.clock}
+		fx2 := &fixture{t: t, backend: fx.backend, clock: fx.clock, cacheBytes: fx.cacheBytes}
 		k2 := fx2.open(value("v", TTL{}), list("l", TTL{}), mapping("m", TTL{}))
 		restore(t, k2, snap)
 		wantList(t, dump(t, k2, []string{"a", "b"}), "a l=[new]", "a m=[new=2]", "b l=[new]", "b v=new")

@@ -29,6 +29,19 @@ func mapping(name string, t TTL) Descriptor {
 
 var backends = []string{BackendMemory, BackendPebble}
 
+// variants are the backends forEachBackend runs, the Pebble backend with
+// its cache as configured by default, so small that it evicts all the time
+// (and entries of more than 256 bytes bypass it), and turned off.
+var variants = []struct {
+	name, backend string
+	cacheBytes    int64
+}{
+	{BackendMemory, BackendMemory, 0},
+	{BackendPebble, BackendPebble, 0},
+	{"pebble-evicting", BackendPebble, 4 << 10},
+	{"pebble-uncached", BackendPebble, -1},
+}
+
 // fixture opens Keyeds of one backend with one fake clock.
 type fixture struct {
 	t       testing.TB
@@ -38,13 +51,15 @@ type fixture struct {
 	// cleanup is Config.CleanupSize: -1 keeps incremental cleanup from
 	// removing what a test reads.
 	cleanup int
+	// cacheBytes is Config.CacheBytes.
+	cacheBytes int64
 }
 
-// forEachBackend runs f as a subtest per backend.
+// forEachBackend runs f as a subtest per backend variant.
 func forEachBackend(t *testing.T, f func(t *testing.T, fx *fixture)) {
-	for _, b := range backends {
-		t.Run(b, func(t *testing.T) {
-			f(t, &fixture{t: t, backend: b, clock: newClock(1_000)})
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			f(t, &fixture{t: t, backend: v.backend, clock: newClock(1_000), cacheBytes: v.cacheBytes})
 		})
 	}
 }
@@ -60,6 +75,7 @@ func (fx *fixture) openRange(maxP int, r Range, budget *Budget, states ...Descri
 	k, err := Open(Config{
 		Backend: fx.backend, Dir: filepath.Join(fx.t.TempDir(), fmt.Sprintf("db%d", fx.opened)),
 		MaxParallelism: maxP, Range: r, States: states, Clock: fx.clock, Budget: budget, SweepInterval: -1, CleanupSize: fx.cleanup,
+		CacheBytes: fx.cacheBytes,
 	})
 	if err != nil {
 		fx.t.Fatal(err)

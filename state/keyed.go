@@ -19,6 +19,9 @@ const (
 	// DefaultCleanupSize is how many entries incremental cleanup checks per
 	// state access, as Flink's cleanupIncrementally(5, false).
 	DefaultCleanupSize = 5
+	// DefaultCacheBytes is the size of the Pebble backend's cache of recent
+	// entries, per subtask.
+	DefaultCacheBytes = 32 << 20
 	// DefaultSweepInterval is how often the Pebble backend's sweeper drops
 	// expired entries.
 	DefaultSweepInterval = time.Minute
@@ -48,6 +51,10 @@ type Config struct {
 	CleanupSize int
 	// Budget bounds the memory backend's bytes; nil means no bound.
 	Budget *Budget
+	// CacheBytes bounds the Pebble backend's cache of recent value and
+	// list entries, in bytes, apart from Budget; 0 means
+	// DefaultCacheBytes, negative turns the cache off.
+	CacheBytes int64
 	// SweepInterval is the Pebble backend's background cleanup period; 0
 	// means DefaultSweepInterval, negative turns it off.
 	SweepInterval time.Duration
@@ -129,8 +136,12 @@ func Open(cfg Config) (*Keyed, error) {
 		if sweep == 0 {
 			sweep = DefaultSweepInterval
 		}
+		cache := cfg.CacheBytes
+		if cache == 0 {
+			cache = DefaultCacheBytes
+		}
 		k.cleanup = -1
-		st, err := openPebble(k.states, k.clock, cfg.Dir, sweep, log)
+		st, err := openPebble(k.states, k.clock, cfg.Dir, cache, sweep, log)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +152,8 @@ func Open(cfg Config) (*Keyed, error) {
 	return k, nil
 }
 
-// Bytes is the memory the backend accounts: 0 for Pebble.
+// Bytes is the memory the backend accounts against Budget: 0 for Pebble,
+// whose cache CacheBytes bounds instead.
 func (k *Keyed) Bytes() int64 { return k.st.bytes() }
 
 // Close releases the backend. Snapshots taken before stay readable until

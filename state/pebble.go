@@ -20,6 +20,7 @@ import (
 //
 // big-endian, so that a key group, a state and one map are each a
 // contiguous range. Lists are appended with Pebble's concatenating merge.
+// Value and list entries pass through an entryCache (cache.go).
 // The write-ahead log is off: the state is rebuilt from snapshots after a
 // failure, never from the database's own files, which Open clears.
 
@@ -48,6 +49,8 @@ type pebbleStore struct {
 	next    []byte
 	scratch []byte
 	batch   *pebble.Batch
+	// cache holds recent point entries; nil when turned off.
+	cache *entryCache
 }
 
 // pebbleLogger sends Pebble's errors to slog and drops its chatter.
@@ -61,9 +64,10 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf("pebble: "+format, args...))
 }
 
-// openPebble creates an empty database in dir (removing what was there) and
-// starts its sweeper when a state has TTL and sweep is positive.
-func openPebble(states []stateInfo, clock Clock, dir string, sweep time.Duration, log *slog.Logger) (*pebbleStore, error) {
+// openPebble creates an empty database in dir (removing what was there),
+// with a cache of cacheBytes in front of it when positive, and starts its
+// sweeper when a state has TTL and sweep is positive.
+func openPebble(states []stateInfo, clock Clock, dir string, cacheBytes int64, sweep time.Duration, log *slog.Logger) (*pebbleStore, error) {
 	if dir == "" {
 		return nil, errors.New("pebble backend: no directory")
 	}
@@ -90,6 +94,9 @@ func openPebble(states []stateInfo, clock Clock, dir string, sweep time.Duration
 		return nil, fmt.Errorf("pebble backend: open %s: %w", dir, err)
 	}
 	p := &pebbleStore{states: states, clock: clock, dir: dir, db: db}
+	if cacheBytes > 0 {
+		p.cache = newEntryCache(cacheBytes)
+	}
 	if sweep > 0 && anyTTL(states) {
 		p.stop, p.stopped = make(chan struct{}), make(chan struct{})
 		go p.sweeper(sweep, log)
@@ -135,24 +142,36 @@ func (p *pebbleStore) read(key []byte) ([]byte, bool, error) {
 func (p *pebbleStore) get(kg int, k []byte) ([]byte, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.cache != nil {
+		return p.cachedGet(p.full(kg, k, nil))
+	}
 	return p.read(p.full(kg, k, nil))
 }
 
 func (p *pebbleStore) put(kg int, k, v []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.cache != nil {
+		return p.cachedPut(p.full(kg, k, nil), v, true)
+	}
 	return wrapPebble("set", p.db.Set(p.full(kg, k, nil), v, noSync))
 }
 
 func (p *pebbleStore) appendTo(kg int, k, v []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.cache != nil {
+		return p.cachedAppend(p.full(kg, k, nil), v)
+	}
 	return wrapPebble("merge", p.db.Merge(p.full(kg, k, nil), v, noSync))
 }
 
 func (p *pebbleStore) del(kg int, k []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.cache != nil {
+		return p.cachedPut(p.full(kg, k, nil), nil, false)
+	}
 	return wrapPebble("delete", p.db.Delete(p.full(kg, k, nil), noSync))
 }
 
@@ -246,20 +265,21 @@ func (p *pebbleStore) sweep(n int) error {
 }
 
 // sweepChunk handles up to limit entries from p.next under the lock and
-// reports whether it reached the end (then the next sweep starts over).
+// reports whether it reached the end (then the next sweep starts over). It
+// writes the cache's dirty entries first, so that it sees them, and drops
+// the cached copies of what it changes.
 func (p *pebbleStore) sweepChunk(limit int) (seen int, done bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.flushCache(); err != nil {
+		return 0, false, err
+	}
 	now := p.clock.Now()
 	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: p.next})
 	if err != nil {
 		return 0, false, fmt.Errorf("pebble sweep: %w", err)
 	}
-	if p.batch == nil {
-		p.batch = p.db.NewBatch()
-	}
-	b := p.batch
-	b.Reset()
+	b := p.resetBatch()
 	valid := it.First()
 	for ; valid && seen < limit; valid = it.Next() {
 		seen++
@@ -282,8 +302,10 @@ func (p *pebbleStore) sweepChunk(limit int) (seen int, done bool, err error) {
 				err = b.Delete(key, nil)
 			}
 		} else if keep, drop := st.prunePoint(v, now, p.scratch); drop {
+			p.dropCached(key)
 			err = b.Delete(key, nil)
 		} else if len(keep) != len(v) {
+			p.dropCached(key)
 			p.scratch = keep
 			err = b.Set(key, keep, nil)
 		}
@@ -339,9 +361,14 @@ func (p *pebbleStore) close() error {
 	return wrapPebble("close", errors.Join(errs...))
 }
 
+// snapshot writes the cache's dirty entries to the database and takes the
+// database's snapshot: later writes, cached or not, stay out of it.
 func (p *pebbleStore) snapshot() (storeSnapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.flushCache(); err != nil {
+		return nil, err
+	}
 	return &pebbleSnapshot{states: p.states, snap: p.db.NewSnapshot()}, nil
 }
 

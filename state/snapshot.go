@@ -77,8 +77,9 @@ type SnapshotInfo struct {
 }
 
 // Snapshot captures the state and the given timers. Its cost is
-// proportional to the number of key groups and pages (memory) or constant
-// (Pebble), not to the state's size. Expired data is left out when the
+// proportional to the number of key groups and pages (memory) or to the
+// dirty entries of the cache, which it writes first (Pebble), not to the
+// state's size. Expired data is left out when the
 // snapshot is written.
 func (k *Keyed) Snapshot(ctx context.Context, timers []Timer) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
