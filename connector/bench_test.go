@@ -92,6 +92,47 @@ func BenchmarkJetStreamSink(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
 }
 
+// BenchmarkTxSinkCommit stages b.N records in one epoch and commits it:
+// the publishing an exactly-once sink adds over BenchmarkJetStreamSink.
+func BenchmarkTxSinkCommit(b *testing.B) {
+	ts := startServer(b)
+	ctx := testCtx(b)
+	if err := EnsureStream(ctx, ts.js, "BENCH", "bench.>"); err != nil {
+		b.Fatal(err)
+	}
+	sink, err := NewTxSink(ctx, ts.js, TxSinkConfig{Subject: "bench.out", Prefix: "job.out.0", SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sink.Close()
+	var batch abi.Batch
+	payload := bytes.Repeat([]byte("x"), 100)
+	for range benchBatch {
+		batch.AppendParts([]byte("key"), payload, BaseTimestamp, nil)
+	}
+	for left := b.N; left > 0; left -= benchBatch {
+		if err := sink.Write(ctx, batch.Records[:min(left, benchBatch)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := sink.Seal(1); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	if err := sink.Commit(ctx, 1); err != nil {
+		b.Fatal(err)
+	}
+	if err := sink.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+	if sink.Committed() != 1 {
+		b.Fatalf("%d epochs committed, want 1", sink.Committed())
+	}
+}
+
 func BenchmarkGenerator(b *testing.B) {
 	for _, kind := range generatorKinds {
 		b.Run(kind, func(b *testing.B) {

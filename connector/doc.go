@@ -30,9 +30,11 @@
 // filter's ordered consumer into a bounded queue that Fetch drains; Close
 // stops them and waits until they have returned. The generator and the sink
 // start no goroutines (the sinks wait on the publish acknowledgements that
-// the NATS client delivers). A TxSink's snapshot reader may be read on
-// another goroutine: sealed epochs do not change, and a reference count
-// keeps their spill files until the last reader is done. The NATS client and server run goroutines of
-// their own, which end when the connection is closed and the server is shut
-// down.
+// the NATS client delivers). A TxSink starts its committer, which publishes
+// sealed epochs while the subtask goes on, and counts acknowledgements on a
+// subscription of its own; Close ends both. A TxSink's snapshot reader may be
+// read on another goroutine: sealed epochs do not change, and a reference
+// count keeps their spill files until the last reader is done. The NATS
+// client and server run goroutines of their own, which end when the
+// connection is closed and the server is shut down.
 package connector

@@ -132,14 +132,11 @@ func (s *JetStreamSink) message(r *abi.Record) (*nats.Msg, error) {
 // sinkMessage builds the message of a record for subject, with room for
 // extra headers besides the record's own and the two the sink adds.
 func sinkMessage(subject string, r *abi.Record, extra int) (*nats.Msg, error) {
-	if bytes.ContainsAny(r.Key, "\r\n") {
-		return nil, fmt.Errorf("%w: key of a record for %q", ErrBadHeader, subject)
+	if err := validRecord(subject, r); err != nil {
+		return nil, err
 	}
 	h := make(nats.Header, len(r.Headers)+extra)
 	for _, hd := range r.Headers {
-		if len(hd.Name) == 0 || bytes.ContainsAny(hd.Name, "\r\n: \t") || bytes.ContainsAny(hd.Value, "\r\n") {
-			return nil, fmt.Errorf("%w: header %q of a record for %q", ErrBadHeader, hd.Name, subject)
-		}
 		name := string(hd.Name)
 		h[name] = append(h[name], string(hd.Value))
 	}
@@ -152,6 +149,19 @@ func sinkMessage(subject string, r *abi.Record, extra int) (*nats.Msg, error) {
 	// The value is copied: the client keeps the message for retries after
 	// Write returns, when the caller may reuse the record's memory.
 	return &nats.Msg{Subject: subject, Data: bytes.Clone(r.Value), Header: h}, nil
+}
+
+// validRecord checks that a record's key and headers fit in NATS headers.
+func validRecord(subject string, r *abi.Record) error {
+	if bytes.ContainsAny(r.Key, "\r\n") {
+		return fmt.Errorf("%w: key of a record for %q", ErrBadHeader, subject)
+	}
+	for _, hd := range r.Headers {
+		if len(hd.Name) == 0 || bytes.ContainsAny(hd.Name, "\r\n: \t") || bytes.ContainsAny(hd.Value, "\r\n") {
+			return fmt.Errorf("%w: header %q of a record for %q", ErrBadHeader, hd.Name, subject)
+		}
+	}
+	return nil
 }
 
 // awaitOldest waits for the oldest unacknowledged publish, recording its

@@ -48,8 +48,8 @@ type TxSinkConfig struct {
 // Goroutines: the subtask's goroutine calls every method; the reader
 // Snapshot returns may be read on another. The committer goroutine (started
 // by NewTxSink, ended by Close) publishes queued epochs, which are sealed
-// and so never change; mu guards what the two share (err, outstanding,
-// changed and each Epoch's committed flag).
+// and so never change, through a commitPublisher; mu guards what the two
+// share (err, outstanding, changed and each Epoch's committed flag).
 type TxSink struct {
 	js      jetstream.JetStream
 	subject string
@@ -67,6 +67,7 @@ type TxSink struct {
 	committed int64
 	closed    bool
 
+	pub    *commitPublisher
 	queue  chan commitJob
 	stop   context.CancelFunc
 	runCtx context.Context
@@ -102,9 +103,13 @@ func NewTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig) (*
 	if err != nil {
 		return nil, err
 	}
+	pub, err := newCommitPublisher(js.Conn(), cfg.Subject)
+	if err != nil {
+		return nil, err
+	}
 	runCtx, stop := context.WithCancel(context.Background())
 	s := &TxSink{
-		js: js, subject: cfg.Subject, stream: stream, window: window, prefix: cfg.Prefix,
+		js: js, subject: cfg.Subject, stream: stream, window: window, prefix: cfg.Prefix, pub: pub,
 		budget: cfg.Budget, dir: cfg.SpillDir, open: newEpoch(cfg.Prefix),
 		queue: make(chan commitJob, 64), stop: stop, runCtx: runCtx, done: make(chan struct{}),
 		changed: make(chan struct{}),
@@ -150,13 +155,6 @@ func (s *TxSink) Write(_ context.Context, recs []abi.Record) error {
 		s.mem -= freed
 	}
 	return nil
-}
-
-// validRecord checks that a record can become a message before it is staged,
-// so that a commit never fails on it.
-func validRecord(subject string, r *abi.Record) error {
-	_, err := sinkMessage(subject, r, 0)
-	return err
 }
 
 // Seal closes the open epoch as checkpoint id's; an empty epoch is dropped.

@@ -3,9 +3,6 @@ package connector
 import (
 	"strconv"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"wasmstream.io/platform/abi"
 )
 
@@ -16,7 +13,7 @@ import (
 // and recovery publishes them again.
 func (s *TxSink) commitLoop(maxInFlight int) {
 	defer close(s.done)
-	ring := make([]jetstream.PubAckFuture, 0, maxInFlight)
+	defer s.pub.close()
 	for {
 		var job commitJob
 		select {
@@ -26,7 +23,7 @@ func (s *TxSink) commitLoop(maxInFlight int) {
 		}
 		err := s.err0()
 		if err == nil {
-			ring, err = s.publish(job, ring, maxInFlight)
+			err = s.publish(job, int64(maxInFlight))
 		}
 		s.mu.Lock()
 		if err != nil && s.err == nil {
@@ -50,58 +47,39 @@ func (s *TxSink) err0() error {
 
 // publish sends one epoch's records, skipping the indexes in job.skip, and
 // waits for all their acknowledgements.
-func (s *TxSink) publish(job commitJob, ring []jetstream.PubAckFuture, maxInFlight int) ([]jetstream.PubAckFuture, error) {
+func (s *TxSink) publish(job commitJob, maxInFlight int64) error {
 	e := job.e
 	id := make([]byte, 0, len(e.Prefix)+42)
 	id = strconv.AppendInt(append(append(id, e.Prefix...), '.'), e.ID, 10)
 	id = append(id, '.')
 	base := len(id)
-	head := 0
-	await := func(fut jetstream.PubAckFuture) error {
-		select {
-		case <-fut.Ok():
-			return nil
-		case err := <-fut.Err():
-			return s.failed(err)
-		case <-s.runCtx.Done():
-			return s.failed(s.runCtx.Err())
-		}
-	}
+	unacked := int64(0)
 	err := e.each(func(index int64, r *abi.Record) error {
 		if job.skip[index] {
 			return nil
 		}
-		msg, err := sinkMessage(s.subject, r, 3)
-		if err != nil {
-			return err
-		}
-		id = strconv.AppendInt(id[:base], index, 10)
-		msg.Header[nats.MsgIdHdr] = []string{string(id)}
-		if len(ring)-head >= maxInFlight {
+		if unacked >= maxInFlight {
 			// Waiting for half the window lets the next publishes go
 			// out in a run.
-			for len(ring)-head > maxInFlight/2 {
-				if err := await(ring[head]); err != nil {
-					return err
-				}
-				ring[head] = nil
-				head++
+			if err := s.pub.await(s.runCtx, maxInFlight/2); err != nil {
+				return s.failed(err)
 			}
-			ring = append(ring[:0], ring[head:]...)
-			head = 0
+			unacked = maxInFlight / 2
 		}
-		fut, err := s.js.PublishMsgAsync(msg)
-		if err != nil {
+		id = strconv.AppendInt(id[:base], index, 10)
+		if err := s.pub.publish(r, id); err != nil {
 			return s.failed(err)
 		}
-		ring = append(ring, fut)
+		unacked++
 		return nil
 	})
-	for ; err == nil && head < len(ring); head++ {
-		err = await(ring[head])
+	if err != nil {
+		return err
 	}
-	clear(ring)
-	return ring[:0], err
+	if err := s.pub.await(s.runCtx, 0); err != nil {
+		return s.failed(err)
+	}
+	return nil
 }
 
 func (s *TxSink) failed(err error) error {
