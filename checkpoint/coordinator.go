@@ -83,6 +83,7 @@ type pending struct {
 	acked     map[string]bool
 	blobs     map[string]Blob
 	alignment time.Duration
+	inFlight  int64
 	err       error
 }
 
@@ -144,10 +145,11 @@ func (c *Coordinator) Savepoint(stop bool) (int64, error) {
 	return b.ID, nil
 }
 
-// Ack records a task's part of checkpoint id: the blobs it stored and how
-// long it aligned barriers. Acks of checkpoints no longer in progress are
-// ignored.
-func (c *Coordinator) Ack(id int64, task string, blobs map[string]Blob, alignment time.Duration) {
+// Ack records a task's part of checkpoint id: the blobs it stored, how
+// long it aligned barriers, and how many of the bytes stored are in-flight
+// data of an unaligned checkpoint. Acks of checkpoints no longer in
+// progress are ignored.
+func (c *Coordinator) Ack(id int64, task string, blobs map[string]Blob, alignment time.Duration, inFlight int64) {
 	c.mu.Lock()
 	p := c.pending
 	if p == nil || p.b.ID != id || p.acked[task] {
@@ -159,6 +161,7 @@ func (c *Coordinator) Ack(id int64, task string, blobs map[string]Blob, alignmen
 		p.blobs[name] = b
 	}
 	p.alignment = max(p.alignment, alignment)
+	p.inFlight += inFlight
 	c.mu.Unlock()
 	c.poke()
 }
@@ -329,7 +332,7 @@ func (c *Coordinator) complete(ctx context.Context, p *pending) {
 	c.lastEnd = time.Now()
 	c.mu.Unlock()
 	c.cfg.History.end(p.b.ID, func(s *Stats) {
-		s.Status, s.Duration, s.Size, s.Alignment = StatusCompleted, m.Duration, m.Size(), p.alignment
+		s.Status, s.Duration, s.Size, s.Alignment, s.InFlight = StatusCompleted, m.Duration, m.Size(), p.alignment, p.inFlight
 	})
 	c.log.Debug("checkpoint completed", "checkpoint", p.b.ID, "kind", p.b.Kind, "duration", m.Duration, "size", m.Size())
 	c.tasks.Notify(p.b.ID, true)

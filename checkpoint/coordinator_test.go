@@ -73,7 +73,7 @@ func TestCoordinatorCompletesWithFinishedTasks(t *testing.T) {
 	c, tasks := runCoordinator(t, Config{Interval: 10 * time.Millisecond, Timeout: time.Minute, Retain: 2, Store: store, Tasks: []string{"a[0]", "b[0]"}},
 		func(c *Coordinator, b Barrier) {
 			ref, _ := c.cfg.Store.PutBlob(context.Background(), "job", b.ID, "positions~a~0", []byte(`{}`))
-			c.Ack(b.ID, "a[0]", map[string]Blob{ref.Name: ref}, time.Millisecond)
+			c.Ack(b.ID, "a[0]", map[string]Blob{ref.Name: ref}, time.Millisecond, 0)
 		})
 	c.Finished("b[0]", map[string][]byte{"positions~b~0": []byte(`{"x":7}`)})
 	for id := int64(1); id <= 4; id++ {
@@ -93,10 +93,20 @@ func TestCoordinatorCompletesWithFinishedTasks(t *testing.T) {
 	if err != nil || len(all) > 3 {
 		t.Fatalf("retained %d checkpoints, %v", len(all), err)
 	}
-	tasks.mu.Lock()
-	defer tasks.mu.Unlock()
-	if len(tasks.notified) < 4 || len(tasks.failed) != 0 {
-		t.Fatalf("notified %v, failed %v", tasks.notified, tasks.failed)
+	// The history tells waiters a checkpoint completed just before the
+	// coordinator notifies the tasks.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tasks.mu.Lock()
+		notified, failed := len(tasks.notified), len(tasks.failed)
+		tasks.mu.Unlock()
+		if notified >= 4 && failed == 0 {
+			return
+		}
+		if failed != 0 || time.Now().After(deadline) {
+			t.Fatalf("%d notified, %d failed", notified, failed)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -110,7 +120,7 @@ func TestCoordinatorFailsDeclinedAndLateCheckpoints(t *testing.T) {
 				c.Decline(b.ID, "a[0]", context.Canceled)
 			case 2:
 			default:
-				c.Ack(b.ID, "a[0]", nil, 0)
+				c.Ack(b.ID, "a[0]", nil, 0, 0)
 			}
 		})
 	h := c.cfg.History

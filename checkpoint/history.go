@@ -30,7 +30,10 @@ type Stats struct {
 	Size int64 `json:"size"`
 	// Alignment is the longest time a task spent aligning barriers.
 	Alignment time.Duration `json:"alignment_ns"`
-	Failure   string        `json:"failure,omitempty"`
+	// InFlight is the bytes of in-flight data stored (unaligned
+	// checkpoints: records that were in the exchange), part of Size.
+	InFlight int64  `json:"in_flight_bytes"`
+	Failure  string `json:"failure,omitempty"`
 	// Stop: a savepoint that stops the job.
 	Stop bool `json:"stop,omitempty"`
 }

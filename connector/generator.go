@@ -20,9 +20,18 @@ type GeneratorConfig struct {
 	Count int64
 	// Keys is the number of distinct users of clicks; default 1000.
 	Keys int
-	// Subtask and Parallelism place this subtask: it produces the global
-	// indexes Subtask, Subtask+Parallelism, ... below Count.
-	Subtask, Parallelism int
+	// Subtask and Parallelism place this subtask among Splits splits of
+	// the global indexes: split s holds the indexes n with n mod Splits =
+	// s, and the subtask reads the splits s with s mod Parallelism =
+	// Subtask, in global index order, below Count. Splits is at least
+	// Parallelism; 0 is Parallelism (the subtask then produces Subtask,
+	// Subtask+Parallelism, ...). A job keeps its splits across
+	// parallelisms, so that positions carry over.
+	Subtask, Parallelism, Splits int
+	// Start is where each split resumes, as Positions reported it: the
+	// next global index of the split. Splits it does not name start at
+	// their first index.
+	Start map[string]uint64
 	// Seed makes the output reproducible: a record is a function of the
 	// seed and its global index only.
 	Seed int64
@@ -39,13 +48,23 @@ const defaultKeys = 1000
 
 // generator produces the records of one subtask.
 type generator struct {
-	kind    kind
-	rate    int64
-	count   int64
-	keys    int
-	seed    uint64
-	step    int64
-	next    int64 // next global index
+	kind  kind
+	rate  int64
+	count int64
+	keys  int
+	seed  uint64
+	// splits is the number of splits; own are the subtask's, ascending,
+	// and pos the next global index of each.
+	splits int64
+	own    []int64
+	pos    []int64
+	// next is the global index considered next, that of split own[at] in
+	// the block of indexes from block*splits.
+	next, block int64
+	at          int
+	// origin is the first index due when the rate's clock starts: the
+	// resumed position, 0 for a fresh start.
+	origin  int64
 	start   time.Time
 	timer   *time.Timer
 	rng     rng // seeded for each record from Seed and its index
@@ -78,18 +97,13 @@ func NewGenerator(cfg GeneratorConfig) (Source, error) {
 	if keys == 0 {
 		keys = defaultKeys
 	}
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return &generator{
-		kind:  k,
-		rate:  int64(cfg.Rate),
-		count: cfg.Count,
-		keys:  keys,
-		seed:  uint64(cfg.Seed),
-		step:  int64(cfg.Parallelism),
-		next:  int64(cfg.Subtask),
-		timer: t,
-	}, nil
+	g := &generator{kind: k, rate: int64(cfg.Rate), count: cfg.Count, keys: keys, seed: uint64(cfg.Seed)}
+	if err := g.place(cfg); err != nil {
+		return nil, fmt.Errorf("connector: generator %s: %w", cfg.Kind, err)
+	}
+	g.timer = time.NewTimer(time.Hour)
+	g.timer.Stop()
+	return g, nil
 }
 
 func (g *generator) exhausted() bool { return g.count > 0 && g.next >= g.count }
@@ -108,12 +122,18 @@ func (g *generator) Fetch(ctx context.Context, b *abi.Batch, max int, wait time.
 			return err
 		}
 	}
-	for i := 0; i < max && (limit == 0 || g.next < limit); i++ {
-		ts := BaseTimestamp + g.next*tsStep
-		g.rng = newRNG(g.seed, g.next)
-		g.scratch = g.kind(g, g.scratch[:0], g.next, ts)
+	for i := 0; i < max && (limit == 0 || g.next < limit); {
+		n, at := g.next, g.at
+		g.advance()
+		if n < g.pos[at] {
+			continue // produced before the positions were taken
+		}
+		g.pos[at] = n + g.splits
+		ts := BaseTimestamp + n*tsStep
+		g.rng = newRNG(g.seed, n)
+		g.scratch = g.kind(g, g.scratch[:0], n, ts)
 		b.AppendParts(nil, g.scratch, ts, nil)
-		g.next += g.step
+		i++
 	}
 	if g.exhausted() {
 		return io.EOF
@@ -125,7 +145,7 @@ func (g *generator) Fetch(ctx context.Context, b *abi.Batch, max int, wait time.
 // the exclusive bound of the global indexes due (capped at Count).
 func (g *generator) due(ctx context.Context, wait time.Duration) (int64, error) {
 	if g.start.IsZero() {
-		g.start = time.Now()
+		g.start = time.Now().Add(-time.Duration(float64(g.origin) / float64(g.rate) * float64(time.Second)))
 	}
 	limit := g.dueBy(time.Since(g.start))
 	if limit <= g.next && wait > 0 {

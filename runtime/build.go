@@ -85,6 +85,7 @@ func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
 		if err == nil {
 			t.sourceSplits()
 			b.checkpointSource(t, v, i)
+			err = b.checkpointWatermarks(ctx, t, v, i)
 		}
 		return t, err
 	}
@@ -100,10 +101,7 @@ func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
 func (b *builder) source(ctx context.Context, v *vertex, i int) (connector.Source, error) {
 	s := v.source
 	if s.Generator != nil {
-		return connector.NewGenerator(connector.GeneratorConfig{
-			Kind: s.Generator.Kind, Rate: s.Generator.Rate, Count: s.Generator.Count, Keys: s.Generator.Keys,
-			Subtask: i, Parallelism: v.parallelism,
-		})
+		return b.generator(ctx, v, i)
 	}
 	js := b.j.mgr.cfg.JetStream
 	cfg := connector.JetStreamSourceConfig{

@@ -14,6 +14,7 @@ import (
 func (b *builder) checkpointTask(t *task, v *vertex) {
 	if b.run != nil {
 		t.cp = newTaskCheckpoint(b.run, taskID(t), v.source != nil)
+		t.cp.restore = b.restore
 	}
 }
 
@@ -71,10 +72,13 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *vertex, i int
 			return err
 		}
 		job := b.j.plan.job
-		if err := w.restore(srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.parallelism, i)); err != nil {
+		if err := w.restore(ctx, srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.parallelism, i)); err != nil {
 			return b.restore.fail(err)
 		}
 		return nil
+	}
+	if j, ok := s.(*intervalJoin); ok {
+		return b.checkpointJoin(ctx, t, v, i, j)
 	}
 	if op, ok := s.(*processOp); ok {
 		name := blobName(blobKeyed, v.id, i)

@@ -18,6 +18,8 @@ const (
 	blobKeyed     = "keyed"
 	blobSink      = "sink"
 	blobWindow    = "window"
+	blobJoin      = "join"
+	blobWatermark = "watermarks"
 )
 
 func blobName(kind, vertex string, subtask int) string {

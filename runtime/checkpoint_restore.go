@@ -104,7 +104,9 @@ func (r *restoreSet) check(p *plan) error {
 		kind, vertex := parts[0], parts[1]
 		v, ok := p.byID[vertex]
 		fits := ok && (kind == blobPositions && v.source != nil || kind == blobSink && v.sink != nil ||
-			kind == blobKeyed && v.kind == "process" || kind == blobWindow && v.win != nil)
+			kind == blobKeyed && v.kind == "process" || kind == blobWindow && v.win != nil ||
+			kind == blobJoin && v.join != nil && v.join.interval || kind == blobWatermark && v.source != nil ||
+			kind == blobInFlight)
 		if fits || r.allowNonRestored {
 			continue
 		}

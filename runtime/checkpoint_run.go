@@ -21,7 +21,9 @@ type checkpointRun struct {
 	coord       *checkpoint.Coordinator
 	tasks       []*task
 	exactlyOnce bool
-	writers     sync.WaitGroup
+	// unaligned: checkpoints (not savepoints) travel unaligned.
+	unaligned bool
+	writers   sync.WaitGroup
 }
 
 // taskID names a task to the coordinator: its chain head and subtask.
@@ -30,7 +32,8 @@ func taskID(t *task) string { return t.name + "[" + strconv.Itoa(t.subtask) + "]
 // newCheckpointRun prepares checkpointing for the run about to start.
 func (j *job) newCheckpointRun() *checkpointRun {
 	cp := j.checkpoints
-	return &checkpointRun{j: j, cp: cp, exactlyOnce: cp.cfg.Mode == modeExactlyOnce}
+	exactlyOnce := cp.cfg.Mode == modeExactlyOnce
+	return &checkpointRun{j: j, cp: cp, exactlyOnce: exactlyOnce, unaligned: exactlyOnce && cp.cfg.Unaligned}
 }
 
 // start creates the coordinator over the built tasks and runs it until ctx
@@ -92,10 +95,16 @@ func (r *checkpointRun) write(ctx context.Context, id int64, task string, blobs 
 	go func() {
 		defer r.writers.Done()
 		refs := make(map[string]checkpoint.Blob, len(blobs))
-		var err error
+		var (
+			err      error
+			inFlight int64
+		)
 		for _, b := range blobs {
 			if err == nil {
 				refs[b.name], err = r.put(ctx, id, b)
+				if b.inFlight {
+					inFlight += refs[b.name].Size
+				}
 			}
 			if b.release != nil {
 				b.release()
@@ -105,7 +114,7 @@ func (r *checkpointRun) write(ctx context.Context, id int64, task string, blobs 
 			r.coord.Decline(id, task, err)
 			return
 		}
-		r.coord.Ack(id, task, refs, alignment)
+		r.coord.Ack(id, task, refs, alignment, inFlight)
 	}()
 }
 

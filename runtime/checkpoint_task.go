@@ -58,6 +58,8 @@ type pendingBlob struct {
 	reader  io.Reader
 	write   func(ctx context.Context, w io.Writer) error
 	release func()
+	// inFlight: the blob is in-flight data of an unaligned checkpoint.
+	inFlight bool
 }
 
 // taskCheckpoint is a task's side of checkpointing. The task goroutine owns
@@ -75,6 +77,12 @@ type taskCheckpoint struct {
 	align    aligner
 	// last is the newest checkpoint the task took.
 	last int64
+	// rec is the unaligned checkpoint taken and still recording in-flight
+	// data, nil if none (checkpoint_inflight_task.go).
+	rec *inFlightRecorder
+	// restore is what the run restores, nil for nothing; the task replays
+	// its in-flight data before anything else (checkpoint_inflight_restore.go).
+	restore *restoreSet
 }
 
 func newTaskCheckpoint(run *checkpointRun, name string, source bool) *taskCheckpoint {
@@ -132,6 +140,8 @@ func (c *taskCheckpoint) handle(ctx context.Context, t *task, m control) error {
 		}
 	case m.completed:
 		return c.commit(ctx, m.id)
+	case c.rec != nil && m.id == c.rec.id:
+		c.abandon()
 	}
 	return nil
 }
@@ -148,7 +158,8 @@ func (c *taskCheckpoint) commit(ctx context.Context, id int64) error {
 
 // take captures the task's state for barrier b, forwards the barrier on
 // every output (unless the task's input has ended), and hands the blobs to
-// a writer that acknowledges the checkpoint once they are stored.
+// a writer that acknowledges the checkpoint once they are stored. An
+// unaligned barrier overtakes the queued output instead (overtake).
 func (c *taskCheckpoint) take(ctx context.Context, t *task, b checkpoint.Barrier, alignment time.Duration, ended bool) error {
 	c.last = b.ID
 	if err := fault(faultSnapshot, c.run.j.id, c.name); err != nil {
@@ -162,6 +173,9 @@ func (c *taskCheckpoint) take(ctx context.Context, t *task, b checkpoint.Barrier
 			return fmt.Errorf("checkpoint %d: %w", b.ID, err)
 		}
 		blobs = append(blobs, pbs...)
+	}
+	if !ended && c.overtakes(b) {
+		return c.overtake(ctx, t, b, blobs)
 	}
 	if !ended {
 		for _, w := range t.writers {
@@ -218,21 +232,40 @@ func (c *taskCheckpoint) leave(ctx context.Context) error {
 	return errStopped
 }
 
-// gateEvent handles a barrier, or a channel's end, for alignment.
+// gateEvent handles a barrier, or a channel's end, for alignment. An
+// unaligned checkpoint is taken at its first barrier and acknowledged once
+// every channel has delivered it.
 func (c *taskCheckpoint) gateEvent(ctx context.Context, t *task, channel int, ev any) error {
 	var (
-		b         checkpoint.Barrier
-		alignment time.Duration
-		done      bool
+		b           checkpoint.Barrier
+		alignment   time.Duration
+		first, done bool
 	)
 	switch e := ev.(type) {
 	case checkpoint.Barrier:
 		b = e
-		done, alignment = c.align.barrier(t.gate, channel, e)
+		if c.rec != nil && e.ID > c.rec.id {
+			// The coordinator runs one checkpoint at a time: a newer one
+			// means the recorded one failed.
+			c.abandon()
+		}
+		c.arrived(channel, e.ID)
+		first, done, alignment = c.align.barrier(t.gate, channel, e, c.overtakes(e))
 	case exchange.EndOfPartition:
+		c.arrived(channel, 0)
 		b, alignment, done = c.align.ended(t.gate, channel)
 	}
+	if first {
+		// take acknowledges at once if no channel is left to record.
+		return c.take(ctx, t, b, 0, false)
+	}
 	if !done {
+		return nil
+	}
+	if c.overtakes(b) {
+		if c.rec != nil && c.rec.id == b.ID {
+			c.acknowledge(ctx)
+		}
 		return nil
 	}
 	if err := c.take(ctx, t, b, alignment, false); err != nil {

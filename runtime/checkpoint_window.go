@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -12,16 +13,20 @@ import (
 
 // A window operator's snapshot, little-endian:
 //
-//	"WSWN" | u8 version 1 | i64 watermark | i64 last tick | u32 key count | key*
+//	"WSWN" | u8 version 2 | i64 watermark | i64 last tick | u32 key count | key*
+//	| u8 state (version 2; 1: a keyed state snapshot follows, to the end)
 //	key:  bytes key | i64 fired | i64 arrived | u32 slot count | slot*
 //	slot: i64 start | i64 end | i64 n | i64 acc count | f64 sum | f64 min | f64 max | u8 has | bytes data
 //
 // where bytes is u32 length | bytes. Timers are not stored: they follow from
 // the contents and the watermark, and are registered again on restore, which
-// also lets contents move between subtasks when parallelism changes.
+// also lets contents move between subtasks when parallelism changes. The
+// keyed state snapshot (state.Snapshot) holds a window_process function's
+// per-window state with the timers that clear it. Version 1 has no state
+// byte.
 const (
 	windowMagic   = "WSWN"
-	windowVersion = 1
+	windowVersion = 2
 )
 
 // windowPart checkpoints a window operator's contents.
@@ -31,9 +36,30 @@ type windowPart struct {
 }
 
 // snapshot encodes the contents on the task goroutine: between batches no
-// UDF add is pending.
-func (p *windowPart) snapshot(context.Context, int64) ([]pendingBlob, error) {
-	return []pendingBlob{{name: p.name, data: p.op.encode()}}, nil
+// UDF add is pending. Per-window state is captured there too and written
+// afterwards, behind the contents.
+func (p *windowPart) snapshot(ctx context.Context, _ int64) ([]pendingBlob, error) {
+	data := p.op.encode()
+	st := p.op.state
+	if st == nil {
+		return []pendingBlob{{name: p.name, data: append(data, 0)}}, nil
+	}
+	s, err := st.snapshot(ctx)
+	if err != nil {
+		return nil, windowStateFail(p.op.vertex, err)
+	}
+	data = append(data, 1)
+	return []pendingBlob{{
+		name: p.name,
+		write: func(ctx context.Context, w io.Writer) error {
+			if _, err := w.Write(data); err != nil {
+				return err
+			}
+			_, err := s.WriteTo(ctx, w)
+			return err
+		},
+		release: s.Release,
+	}}, nil
 }
 
 func (w *windowOp) encode() []byte {
@@ -75,8 +101,9 @@ func appendWindowBytes(dst, b []byte) []byte {
 
 // restore loads, before the first batch, the contents of the keys whose key
 // groups rng holds (every key for window_all) from snapshots of any
-// parallelism, and registers their timers again.
-func (w *windowOp) restore(srcs []io.Reader, maxP int, rng state.Range) error {
+// parallelism, and registers their timers again; and their per-window
+// state, when the operator keeps state.
+func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng state.Range) error {
 	if len(srcs) == 0 {
 		return nil
 	}
@@ -85,14 +112,18 @@ func (w *windowOp) restore(srcs []io.Reader, maxP int, rng state.Range) error {
 		typ                = w.plan.typ
 	)
 	decoded := make([]*windowDecoder, 0, len(srcs))
+	var states []io.Reader
 	for i, src := range srcs {
 		data, err := io.ReadAll(src)
 		if err != nil {
 			return err
 		}
 		d := &windowDecoder{b: data}
-		if string(d.take(4)) != windowMagic || d.u8() != windowVersion {
+		if string(d.take(4)) != windowMagic {
 			return fmt.Errorf("operator[%s]: window snapshot %d: not a window snapshot", w.vertex, i)
+		}
+		if d.version = d.u8(); d.version < 1 || d.version > windowVersion {
+			return fmt.Errorf("operator[%s]: window snapshot %d: version %d, want 1 to %d", w.vertex, i, d.version, windowVersion)
 		}
 		wm, lastTick = max(wm, d.i64()), max(lastTick, d.i64())
 		decoded = append(decoded, d)
@@ -131,6 +162,9 @@ func (w *windowOp) restore(srcs []io.Reader, maxP int, rng state.Range) error {
 				}
 			}
 		}
+		if d.version >= 2 && d.u8() == 1 && d.err == nil {
+			states = append(states, bytes.NewReader(d.b))
+		}
 		if d.err != nil {
 			return fmt.Errorf("operator[%s]: window snapshot %d: %w", w.vertex, i, d.err)
 		}
@@ -138,13 +172,21 @@ func (w *windowOp) restore(srcs []io.Reader, maxP int, rng state.Range) error {
 	if typ == windowSession {
 		w.sessionTimers()
 	}
+	// A snapshot's state is dropped when the function keeps none any more,
+	// as state.Keyed drops the states a module no longer declares.
+	if w.state != nil && len(states) > 0 {
+		if err := w.state.restore(ctx, states); err != nil {
+			return windowStateFail(w.vertex, err)
+		}
+	}
 	return nil
 }
 
 // windowDecoder reads a window snapshot with bounds checks.
 type windowDecoder struct {
-	b   []byte
-	err error
+	b       []byte
+	version byte
+	err     error
 }
 
 func (d *windowDecoder) take(n int) []byte {

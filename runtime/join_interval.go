@@ -127,20 +127,26 @@ func (j *intervalJoin) add(side int, rec *abi.Record) error {
 			}
 		}
 	}
-	exp := j.expiry(side, rec.Timestamp)
+	return j.buffer(side, rec.Key, rec.Timestamp, rec.Value)
+}
+
+// buffer keeps a copy of a side's record while it can still match, within
+// the budget.
+func (j *intervalJoin) buffer(side int, key []byte, ts int64, value []byte) error {
+	exp := j.expiry(side, ts)
 	if exp <= j.wm {
 		return nil
 	}
-	j.used += int64(len(rec.Key) + len(rec.Value) + joinRecOverhead)
+	j.used += int64(len(key) + len(value) + joinRecOverhead)
 	if j.used > j.limit {
-		return fmt.Errorf("operator[%s]: join state exceeds its budget of %d bytes (record key %q)", j.vertex, j.limit, rec.Key)
+		return fmt.Errorf("operator[%s]: join state exceeds its budget of %d bytes (record key %q)", j.vertex, j.limit, key)
 	}
-	k := j.sides[side][string(rec.Key)]
+	k := j.sides[side][string(key)]
 	if k == nil {
-		k = &joinKey{key: string(rec.Key)}
+		k = &joinKey{key: string(key)}
 		j.sides[side][k.key] = k
 	}
-	k.recs = append(k.recs, joinRec{ts: rec.Timestamp, value: append([]byte(nil), rec.Value...)})
+	k.recs = append(k.recs, joinRec{ts: ts, value: append([]byte(nil), value...)})
 	j.expiries[side].push(joinExp{exp: exp, k: k})
 	return nil
 }

@@ -163,24 +163,3 @@ sinks: [{id: out, input: up, discard: true}]
 		t.Fatalf("get after delete: %v", err)
 	}
 }
-
-func TestIntervalJoinWithCheckpointsIsRefused(t *testing.T) {
-	m := newTestManager(t)
-	_, err := m.SubmitJob(context.Background(), []byte(`
-name: interval
-checkpoint: {interval: 1s}
-sources:
-  - {id: a, generator: {kind: clicks, count: 10}, timestamp: {field: ts}, watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 1s}}
-  - {id: b, generator: {kind: clicks, count: 10}, timestamp: {field: ts}, watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 1s}}
-operators:
-  - id: j
-    join:
-      left: {input: a, key_by: {field: user}}
-      right: {input: b, key_by: {field: user}}
-      interval: {lower: -1s, upper: 1s}
-sinks: [{id: out, input: j, discard: true}]
-`))
-	if !errors.Is(err, ErrInvalidJob) || !strings.Contains(err.Error(), "operators[0].join.interval with checkpoint") {
-		t.Fatalf("err %v", err)
-	}
-}

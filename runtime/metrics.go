@@ -88,7 +88,7 @@ func (metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 		descRecordsIn, descRecordsOut, descUDFErrors, descSkipped, descDeadLettered,
 		descInputWatermark, descOutputWatermark, descWatermarkLag,
 		descUDFCall, descUDFTraps, descUDFInstances, descUDFMemory, descJobs,
-		descCheckpoints, descCheckpointDuration, descCheckpointSize, descCheckpointAlignment, descRestarts,
+		descCheckpoints, descCheckpointDuration, descCheckpointSize, descCheckpointAlignment, descCheckpointInFlight, descRestarts,
 	} {
 		ch <- d
 	}

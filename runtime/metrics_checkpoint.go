@@ -18,6 +18,8 @@ var (
 		"Bytes stored by the job's last completed checkpoint.", jobLabels, nil)
 	descCheckpointAlignment = prometheus.NewDesc("platform_checkpoint_last_alignment_seconds",
 		"Longest time a task spent aligning barriers in the job's last completed checkpoint.", jobLabels, nil)
+	descCheckpointInFlight = prometheus.NewDesc("platform_checkpoint_last_in_flight_bytes",
+		"Bytes of in-flight data (unaligned checkpoints) stored by the job's last completed checkpoint.", jobLabels, nil)
 	descRestarts = prometheus.NewDesc("platform_job_restarts_total",
 		"Restarts of the job after failures.", jobLabels, nil)
 )
@@ -42,6 +44,7 @@ func (j *job) collectCheckpoints(ch chan<- prometheus.Metric, info JobInfo) {
 		ch <- prometheus.MustNewConstMetric(descCheckpointDuration, prometheus.GaugeValue, s.Duration.Seconds(), j.id)
 		ch <- prometheus.MustNewConstMetric(descCheckpointSize, prometheus.GaugeValue, float64(s.Size), j.id)
 		ch <- prometheus.MustNewConstMetric(descCheckpointAlignment, prometheus.GaugeValue, s.Alignment.Seconds(), j.id)
+		ch <- prometheus.MustNewConstMetric(descCheckpointInFlight, prometheus.GaugeValue, float64(s.InFlight), j.id)
 		return
 	}
 }

@@ -195,7 +195,7 @@ sinks: [{id: out, input: gen, discard: true}]
 	})
 	families := gather(t, m)
 	for _, name := range []string{"platform_checkpoint_last_duration_seconds", "platform_checkpoint_last_size_bytes",
-		"platform_checkpoint_last_alignment_seconds", "platform_job_restarts_total"} {
+		"platform_checkpoint_last_alignment_seconds", "platform_checkpoint_last_in_flight_bytes", "platform_job_restarts_total"} {
 		if got := series(families[name]); !slices.Equal(got, []string{job}) {
 			t.Errorf("%s series %v, want [%s]", name, got, job)
 		}

@@ -89,12 +89,10 @@ func unsupported(j *spec.Job) []string {
 			out = append(out, path)
 		}
 	}
-	add("checkpoint.unaligned", j.Checkpoint != nil && j.Checkpoint.Unaligned)
-	// An interval join's buffers are not in checkpoints yet: refuse the
-	// combination rather than lose them silently on a restore.
-	for i, o := range j.Operators {
-		add(fmt.Sprintf("operators[%d].join.interval with checkpoint", i), j.Checkpoint != nil && o.Join != nil && o.Join.Interval != nil)
-	}
+	// As in Flink, unaligned checkpoints exist for exactly-once only: at
+	// least once needs no alignment to begin with.
+	add("checkpoint.unaligned with mode at_least_once (unaligned checkpoints need exactly_once)",
+		j.Checkpoint != nil && j.Checkpoint.Unaligned && j.Checkpoint.Mode == modeAtLeastOnce)
 	return out
 }
 
@@ -143,7 +141,7 @@ func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
 			v.fn = resolve(path+".flat_map", o.FlatMap.Module, o.FlatMap.Function, abi.KindFlatMap)
 		case o.Aggregate != nil, o.Reduce != nil, o.ProcessWindow != nil:
 			v.kind = o.Kind()
-			planWindow(j, o, v, path, resolve)
+			problems = append(problems, planWindow(j, o, v, path, resolve)...)
 		case o.Process != nil:
 			v.kind = string(abi.KindProcess)
 			problems = append(problems, planProcess(o, v, path, resolve)...)

@@ -61,6 +61,9 @@ func (t *task) run(ctx context.Context) (err error) {
 			t.log.Error("task failed", "error", err)
 		}
 	}()
+	if err = t.replayInFlight(ctx); err != nil {
+		return err
+	}
 	if t.source != nil {
 		err = t.runSource(ctx)
 	} else {
@@ -147,6 +150,9 @@ func (t *task) runGate(ctx context.Context) error {
 			continue
 		}
 		t.stats.bytesIn.Add(int64(len(buf.Frame())))
+		if t.cp != nil && t.cp.rec != nil {
+			t.cp.record(buf.Channel(), buf.Frame())
+		}
 		// recs keeps its length between buffers so that each record's
 		// header slice is reused.
 		n := 0
@@ -189,6 +195,9 @@ func (t *task) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	var errs []error
+	if t.cp != nil {
+		t.cp.abandon()
+	}
 	if t.chain != nil {
 		errs = append(errs, t.chain.close(ctx))
 	}

@@ -104,3 +104,16 @@ func BenchmarkWindowSlidingBuiltin(b *testing.B) {
 func BenchmarkWindowSessionBuiltin(b *testing.B) {
 	windowBench(b, windowPlan{typ: windowSession, gap: 1_000, builtin: builtinCount}, 100_000, 100, nil)
 }
+
+// A window_process function with per-window state (udfs/firings, which
+// reads and writes a value state per firing) over 10,000 keys and 1 s
+// tumbling windows, about 10 records per key and window, with the state in
+// the memory and the Pebble backend.
+func BenchmarkWindowProcessState(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(backend, func(b *testing.B) {
+			wp := windowPlan{typ: windowTumbling, size: 1_000, slide: 1_000, states: true}
+			windowBench(b, wp, 10_000, 100, windowStateFunc(b, backend, &wp, "count", 1, 0, 1024))
+		})
+	}
+}

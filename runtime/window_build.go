@@ -74,11 +74,22 @@ func (b *builder) pool(vertexID string, i int, f *funcRef) *host.Pool {
 // windowStage builds the window operator of v for subtask i in front of
 // next, with its late output.
 func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c *counters, policy *errorPolicy, next stage) (stage, error) {
+	wp := v.win
+	var st *windowState
+	if wp.states {
+		keyed, err := b.keyedState(v, i, v.fn)
+		if err != nil {
+			return nil, err
+		}
+		st = newWindowState(keyed, len(v.fn.module.desc.States), wp)
+	}
 	late, err := b.lateOutputs(ctx, t, v, i)
 	if err != nil {
+		if st != nil {
+			err = errors.Join(err, st.keyed.Close())
+		}
 		return nil, err
 	}
-	wp := v.win
 	batch := b.j.plan.job.UDF.BatchSize
 	out := &windowOut{max: batch, next: next}
 	w := newWindowOp(v.id, wp, c, policy, out, late)
@@ -90,7 +101,11 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c 
 	case wp.builtin != "":
 		w.fn = &builtinFunc{name: wp.builtin, field: wp.field, policy: policy, out: out}
 	case wp.fnKind == abi.KindWindowProcess:
-		w.fn = &udfProcessFunc{call: call(v.fn, wp.fnKind), store: w.store, out: out, policy: policy, wm: &w.wm}
+		pc := call(v.fn, wp.fnKind)
+		if st != nil {
+			pc.state, pc.gc.env, w.state = st, &st.env, st
+		}
+		w.fn = &udfProcessFunc{call: pc, store: w.store, out: out, policy: policy, wm: &w.wm, state: st}
 	default:
 		w.fn = &udfAccFunc{reduce: wp.fnKind == abi.KindReduce, call: call(v.fn, wp.fnKind), store: w.store, out: out, policy: policy, wm: &w.wm}
 	}

@@ -33,6 +33,9 @@ type windowCall struct {
 	maxGroups int
 	policy    *errorPolicy
 	out       *windowOut
+	// state is a stateful window_process function's per-window state,
+	// whose groups follow the frame's; nil without state.
+	state *windowState
 
 	// The answer of the chunk being read: accumulators copied into arena,
 	// and group failures.
@@ -69,7 +72,7 @@ type groupHandlers struct {
 // run calls the function over n groups.
 func (w *windowCall) run(ctx context.Context, op abi.Op, wm int64, n int, h groupHandlers) error {
 	for lo := 0; lo < n; {
-		w.gc.begin(op, wm, nowMillis())
+		w.begin(op, wm)
 		hi := lo
 		for hi < n && (hi == lo || hi-lo < w.maxGroups && len(w.gc.frame) < windowFrameBytes) {
 			h.add(hi)
@@ -84,6 +87,11 @@ func (w *windowCall) run(ctx context.Context, op abi.Op, wm int64, n int, h grou
 		if !errors.As(err, &callErr) {
 			return err
 		}
+		if w.state != nil {
+			// The call may have changed state before it failed: running
+			// its groups again would apply those changes twice.
+			return fmt.Errorf("operator[%s]: %w", w.policy.vertex, err)
+		}
 		if w.policy.mode == onErrorFail || hi-lo == 1 {
 			if hi-lo == 1 && w.policy.mode != onErrorFail {
 				if err := h.failed(lo, err); err != nil {
@@ -96,7 +104,7 @@ func (w *windowCall) run(ctx context.Context, op abi.Op, wm int64, n int, h grou
 		}
 		// Run each group of the failed chunk alone.
 		for i := lo; i < hi; i++ {
-			w.gc.begin(op, wm, nowMillis())
+			w.begin(op, wm)
 			h.add(i)
 			if err := w.chunk(ctx, i, i+1, h); err != nil {
 				if !errors.As(err, &callErr) {
@@ -110,6 +118,14 @@ func (w *windowCall) run(ctx context.Context, op abi.Op, wm int64, n int, h grou
 		lo = hi
 	}
 	return w.out.flushIfFull(ctx)
+}
+
+// begin starts a frame, and its groups' state.
+func (w *windowCall) begin(op abi.Op, wm int64) {
+	w.gc.begin(op, wm, nowMillis())
+	if w.state != nil {
+		w.state.begin()
+	}
 }
 
 // chunk calls the function over the frame holding groups lo..hi-1 and, if

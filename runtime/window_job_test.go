@@ -72,10 +72,10 @@ sinks: [{id: out, input: win, discard: true}]
 	}
 }
 
-// TestExampleWindowJobsPlan checks that the job specs of udfs/avg and
-// udfs/sessions parse and resolve against their modules.
+// TestExampleWindowJobsPlan checks that the job specs of udfs/avg,
+// udfs/sessions and udfs/firings parse and resolve against their modules.
 func TestExampleWindowJobsPlan(t *testing.T) {
-	for _, name := range []string{"avg", "sessions"} {
+	for _, name := range []string{"avg", "sessions", "firings"} {
 		t.Run(name, func(t *testing.T) {
 			mod := windowModule(t, name)
 			text, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "udfs", name, "job.yaml"))

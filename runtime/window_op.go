@@ -40,6 +40,8 @@ type windowOp struct {
 	late   stage
 	c      *counters
 	policy *errorPolicy
+	// state is a window_process function's per-window state; nil without.
+	state *windowState
 
 	// wm is the event-time watermark; lastTick the last processing time
 	// windows were fired at; clock is the processing time (nowMillis;
@@ -334,6 +336,11 @@ func (w *windowOp) fireTimers(ctx context.Context, d abi.TimeDomain, upTo int64)
 	for _, t := range w.cleans {
 		w.dropPane(t)
 	}
+	if w.state != nil {
+		if err := w.state.clearDue(d, upTo); err != nil {
+			return windowStateFail(w.vertex, err)
+		}
+	}
 	return w.out.flush(ctx)
 }
 
@@ -423,6 +430,9 @@ func (w *windowOp) close(ctx context.Context) error {
 	}
 	if w.late != nil {
 		errs = append(errs, w.late.close(ctx))
+	}
+	if w.state != nil {
+		errs = append(errs, w.state.keyed.Close())
 	}
 	return errors.Join(errs...)
 }

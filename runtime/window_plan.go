@@ -34,6 +34,9 @@ type windowPlan struct {
 	builtin string
 	field   string
 	fnKind  abi.Kind
+	// states: a window_process function whose module declares states,
+	// which it keeps per key and window.
+	states bool
 	// all: window_all, one subtask over every record.
 	all        bool
 	lateness   int64
@@ -65,8 +68,9 @@ func newWindowPlan(j *spec.Job, o *spec.Operator, w *spec.Window, wpath string, 
 type resolver func(path, module, function string, kind abi.Kind) *funcRef
 
 // planWindow resolves the window of an aggregate, reduce or process_window
-// operator into v. A window_all operator runs in one subtask.
-func planWindow(j *spec.Job, o *spec.Operator, v *vertex, path string, resolve resolver) {
+// operator into v and returns the problems of its per-window state. A
+// window_all operator runs in one subtask.
+func planWindow(j *spec.Job, o *spec.Operator, v *vertex, path string, resolve resolver) []string {
 	w := o.Window
 	wpath := path + ".window"
 	if w == nil {
@@ -90,4 +94,13 @@ func planWindow(j *spec.Job, o *spec.Operator, v *vertex, path string, resolve r
 		v.fn = resolve(path+".process_window", o.ProcessWindow.Module, o.ProcessWindow.Function, abi.KindWindowProcess)
 	}
 	v.win = wp
+	if o.ProcessWindow == nil || v.fn == nil {
+		return nil
+	}
+	problems := stateTTLProblems(path, o, v.fn)
+	wp.states = len(v.fn.module.desc.States) > 0
+	if p := windowStateProblem(wp, wpath, v.fn); p != "" {
+		problems = append(problems, p)
+	}
+	return problems
 }

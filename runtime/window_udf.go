@@ -253,13 +253,16 @@ func (f *udfAccFunc) close(ctx context.Context) error { return f.call.gc.pool.Cl
 
 // udfProcessFunc is a UDF window process function: the host buffers each
 // slot's records (encoded once, in the frame layout) and a firing sends every
-// window's records in one call.
+// window's records in one call. With state, each group's calls to the state
+// imports act on its key's and window's state.
 type udfProcessFunc struct {
 	call   *windowCall
 	store  windowContents
 	out    *windowOut
 	policy *errorPolicy
 	wm     *int64
+	// state is the per-window state; nil when the module declares none.
+	state *windowState
 
 	scratch []byte
 	fs      []firing
@@ -286,10 +289,16 @@ func (f *udfProcessFunc) merge(_ context.Context, ms []slotMerge) error {
 
 func (f *udfProcessFunc) fire(ctx context.Context, fs []firing) error {
 	f.fs = fs
+	if f.state != nil {
+		f.state.prepare(fs)
+	}
 	var head abi.GroupHead
 	err := f.call.run(ctx, abi.OpNone, *f.wm, len(fs), groupHandlers{
 		add: func(i int) {
 			fr := &f.fs[i]
+			if f.state != nil {
+				f.state.add(i, fr)
+			}
 			head = abi.GroupHead{Flags: abi.GroupWindow, Key: fr.key, WindowStart: fr.start, WindowEnd: fr.end}
 			var n int64
 			for _, s := range fr.slots {

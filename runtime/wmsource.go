@@ -39,7 +39,9 @@ type wmSource struct {
 	// sets it.
 	split  int
 	splits []splitTime
-	valve  *watermark.Valve
+	// names identify the splits in checkpoints, across parallelisms.
+	names []string
+	valve *watermark.Valve
 	// emitted is the last watermark passed on; nextEmit is when the next
 	// periodic one is due.
 	emitted  int64
@@ -54,11 +56,14 @@ type wmSource struct {
 	next  stage
 }
 
-// splitTime is one split's event time: the largest timestamp seen and when
-// (processing time) it last had a record.
+// splitTime is one split's event time: the largest timestamp seen, the
+// last watermark its watermark function emitted (punctuated mode), when
+// (processing time) it last had a record, and whether it is idle.
 type splitTime struct {
 	maxTs      int64
+	punctWM    int64
 	lastActive int64
+	idle       bool
 }
 
 func newWMSource(mode wmMode, delay, interval, idleAfter int64, announce func(context.Context, bool) error, next stage) *wmSource {
@@ -75,7 +80,7 @@ func (g *wmSource) setSplits(n int) {
 	g.valve = watermark.NewValve(n)
 	now := g.clock()
 	for i := range g.splits {
-		g.splits[i] = splitTime{maxTs: abi.NoWatermark, lastActive: now}
+		g.splits[i] = splitTime{maxTs: abi.NoWatermark, punctWM: abi.NoWatermark, lastActive: now}
 	}
 }
 
@@ -144,7 +149,8 @@ func (g *wmSource) process(ctx context.Context, recs []abi.Record) error {
 // records go on.
 func (g *wmSource) activate(ctx context.Context, now int64) error {
 	if len(g.splits) > 0 {
-		g.splits[g.split].lastActive = now
+		sp := &g.splits[g.split]
+		sp.lastActive, sp.idle = now, false
 		g.valve.SetIdle(g.split, false)
 	}
 	if !g.idle {
@@ -157,6 +163,8 @@ func (g *wmSource) activate(ctx context.Context, now int64) error {
 // punctuation applies a watermark a watermark function emitted for the
 // current split.
 func (g *wmSource) punctuation(ctx context.Context, wm int64) error {
+	sp := &g.splits[g.split]
+	sp.punctWM = max(sp.punctWM, wm)
 	if combined, advanced := g.valve.Update(g.split, wm); advanced {
 		return g.emit(ctx, combined)
 	}
@@ -181,6 +189,7 @@ func (g *wmSource) tick(ctx context.Context, now int64) error {
 	if g.idleAfter > 0 && g.mode != wmIngestion {
 		for i := range g.splits {
 			if now-g.splits[i].lastActive >= g.idleAfter {
+				g.splits[i].idle = true
 				g.valve.SetIdle(i, true)
 			}
 		}

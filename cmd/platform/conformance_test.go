@@ -161,6 +161,24 @@ func enrichReference() []string {
 	return out
 }
 
+// firingsInput is n JSON clicks of 5 users, 100 ms apart; every 17th is
+// 4 s late, within the allowed lateness, and fires its window again; every
+// 41st is 8 s late, too late for some windows.
+func firingsInput(n int) [][]byte {
+	clicks := make([][]byte, n)
+	for i := range clicks {
+		ts := 1_700_000_000_000 + int64(i)*100
+		switch {
+		case i%41 == 40:
+			ts -= 8000
+		case i%17 == 16:
+			ts -= 4000
+		}
+		clicks[i] = fmt.Appendf(nil, `{"user":"u%d","ts":%d}`, i%5, ts)
+	}
+	return clicks
+}
+
 // conformanceUDFs are the UDFs every language implements with the same
 // function names.
 var conformanceUDFs = []conformanceUDF{
@@ -194,6 +212,18 @@ var conformanceUDFs = []conformanceUDF{
     key_by: {field: user}
     window: {type: tumbling, size: 10s}
     aggregate: {module: %s, function: avg}`,
+	},
+	{
+		dir:    "firings",
+		input:  firingsInput(3000),
+		source: ", timestamp: {field: ts}, watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 1s, interval: 0s}",
+		operators: `
+  - id: udf
+    input: in
+    key_by: {field: user}
+    window: {type: tumbling, size: 5s}
+    allowed_lateness: 5s
+    process_window: {module: %s, function: count}`,
 	},
 	{
 		dir:       "enrich",

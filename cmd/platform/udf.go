@@ -81,7 +81,9 @@ each output of the on_timer function names its timer: {"timer": {"key", "timesta
 An aggregate, reduce or window_process function runs over tumbling windows of --window
 per key, aligned to the epoch, fired in order of their ends as a watermark passing them
 would; each output names its window: {"window": {"start", "end"}, "key", "value",
-"timestamp"}, or {"window", "key", "error"} for a window whose records or result failed.
+"timestamp"}, or {"window", "key", "error"} for a window whose records or result failed;
+a window_process function of a module that declares states gets per-window state in
+memory, written after its outputs with each entry's window.
 A session_gap function answers {"input": n, "gap": ms} per record, then the sessions the
 gaps make: {"window", "key", "records"}. A watermark function answers {"input": n,
 "watermark": ms} for each watermark it emits after a record.`,

@@ -2,6 +2,7 @@ package udfdev
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -9,24 +10,30 @@ import (
 )
 
 // memEnv is the keyed state and timers of a local run (host.Env), in
-// memory: what the platform's state backend holds for a process function,
-// without TTL, checkpoints or key groups.
+// memory: what the platform's state backend holds for a process or
+// window_process function, without TTL, checkpoints or key groups.
 type memEnv struct {
 	states []abi.State
 	// keys are the group keys of the frame being called; cur is the
 	// entered one.
-	keys   [][]byte
-	cur    []byte
-	values map[stateKey][]byte
-	lists  map[stateKey][][]byte
-	maps   map[stateKey]map[string][]byte
-	timers map[timer]bool
-	buf    []byte
+	keys [][]byte
+	cur  []byte
+	// windows, for a window_process function, are the groups' windows
+	// (which scope its state, and which have no timers); win is the
+	// entered one.
+	windows []windowLine
+	win     windowLine
+	values  map[stateKey][]byte
+	lists   map[stateKey][][]byte
+	maps    map[stateKey]map[string][]byte
+	timers  map[timer]bool
+	buf     []byte
 }
 
 type stateKey struct {
-	state uint32
-	key   string
+	state  uint32
+	key    string
+	window windowLine
 }
 
 type timer struct {
@@ -57,7 +64,7 @@ func (e *memEnv) at(state uint32, kind string) (stateKey, error) {
 	if e.states[state].Kind != kind {
 		return stateKey{}, fmt.Errorf("state %q is a %s state, used as a %s state", e.states[state].Name, e.states[state].Kind, kind)
 	}
-	return stateKey{state, string(e.cur)}, nil
+	return stateKey{state, string(e.cur), e.win}, nil
 }
 
 func (e *memEnv) Enter(group uint32) error {
@@ -65,6 +72,9 @@ func (e *memEnv) Enter(group uint32) error {
 		return fmt.Errorf("enter group %d of %d", group, len(e.keys))
 	}
 	e.cur = e.keys[group]
+	if e.windows != nil {
+		e.win = e.windows[group]
+	}
 	return nil
 }
 
@@ -147,7 +157,14 @@ func (e *memEnv) MapEntries(state uint32) (int, []byte, error) {
 	return len(e.maps[k]), e.buf, err
 }
 
+// errWindowTimers refuses a window_process function's timer calls, as the
+// platform does.
+var errWindowTimers = errors.New("window_process functions have no timers")
+
 func (e *memEnv) RegisterTimer(domain abi.TimeDomain, ts int64) error {
+	if e.windows != nil {
+		return errWindowTimers
+	}
 	if e.cur == nil {
 		return fmt.Errorf("timer registered before enter")
 	}
@@ -156,6 +173,9 @@ func (e *memEnv) RegisterTimer(domain abi.TimeDomain, ts int64) error {
 }
 
 func (e *memEnv) DeleteTimer(domain abi.TimeDomain, ts int64) error {
+	if e.windows != nil {
+		return errWindowTimers
+	}
 	if e.cur == nil {
 		return fmt.Errorf("timer deleted before enter")
 	}
@@ -189,16 +209,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// sortedStateKeys orders state keys by key, then window.
+func sortedStateKeys(m map[stateKey]bool) []stateKey {
+	keys := make([]stateKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.key != b.key {
+			return a.key < b.key
+		}
+		if a.window.Start != b.window.Start {
+			return a.window.Start < b.window.Start
+		}
+		return a.window.End < b.window.End
+	})
+	return keys
+}
+
 // stateLine is one entry of the state after a run: a value, a list, or one
 // entry of a map.
 type stateLine struct {
-	State     string   `json:"state"`
-	Key       *string  `json:"key,omitempty"`
-	KeyBase64 []byte   `json:"key_base64,omitempty"`
-	MapKey    *string  `json:"map_key,omitempty"`
-	Value     *string  `json:"value,omitempty"`
-	ValueB64  []byte   `json:"value_base64,omitempty"`
-	Values    []string `json:"values,omitempty"`
+	State     string      `json:"state"`
+	Key       *string     `json:"key,omitempty"`
+	KeyBase64 []byte      `json:"key_base64,omitempty"`
+	Window    *windowLine `json:"window,omitempty"`
+	MapKey    *string     `json:"map_key,omitempty"`
+	Value     *string     `json:"value,omitempty"`
+	ValueB64  []byte      `json:"value_base64,omitempty"`
+	Values    []string    `json:"values,omitempty"`
 }
 
 // timerLine is a timer still registered after a run.
@@ -215,26 +255,29 @@ func (e *memEnv) write(w *lineWriter) error {
 	var lines []any
 	for i, st := range e.states {
 		state := uint32(i)
-		keys := map[string]bool{}
+		keys := map[stateKey]bool{}
 		for k := range e.values {
 			if k.state == state {
-				keys[k.key] = true
+				keys[k] = true
 			}
 		}
 		for k := range e.lists {
 			if k.state == state {
-				keys[k.key] = true
+				keys[k] = true
 			}
 		}
 		for k := range e.maps {
 			if k.state == state {
-				keys[k.key] = true
+				keys[k] = true
 			}
 		}
-		for _, key := range sortedKeys(keys) {
-			sk := stateKey{state, key}
+		for _, sk := range sortedStateKeys(keys) {
+			key := sk.key
 			line := stateLine{State: st.Name}
 			line.Key, line.KeyBase64 = text([]byte(key))
+			if e.windows != nil {
+				line.Window = &windowLine{Start: sk.window.Start, End: sk.window.End}
+			}
 			switch st.Kind {
 			case abi.StateValue:
 				line.Value, line.ValueB64 = text(e.values[sk])

@@ -80,7 +80,7 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 	}
 	switch kind {
 	case abi.KindAggregate, abi.KindReduce, abi.KindWindowProcess:
-		return runWindows(ctx, pool, fn, kind, recs, w, opt)
+		return runWindows(ctx, pool, fn, kind, mod.Description.States, recs, w, opt)
 	case abi.KindSessionGap:
 		return runSessionGap(ctx, pool, fn, recs, w, opt)
 	case abi.KindWatermark:

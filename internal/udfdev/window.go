@@ -59,22 +59,34 @@ func mod(a, b int64) int64 {
 // watermark passes their ends: an aggregate's or reduce's add call folds a
 // window's records into a new accumulator, and its result is the window's
 // record; a window_process function gets each window's records at once.
-func runWindows(ctx context.Context, pool *host.Pool, fn int, kind abi.Kind, recs []abi.Record, w *lineWriter, opt Options) error {
+//
+// A window_process function of a module that declares states gets its
+// per-window state in memory; after its outputs, Run writes that state, as
+// it stands before the platform would clear it at the window's end plus the
+// allowed lateness.
+func runWindows(ctx context.Context, pool *host.Pool, fn int, kind abi.Kind, states []abi.State, recs []abi.Record, w *lineWriter, opt Options) error {
 	if opt.Window <= 0 {
 		return fmt.Errorf("a %s function runs over windows: give their size with --window", kind)
+	}
+	var env *memEnv
+	if kind == abi.KindWindowProcess && len(states) > 0 {
+		env = newMemEnv(states)
 	}
 	groups := tumbling(recs, opt.Window.Milliseconds())
 	for start := 0; start < len(groups); start += opt.BatchSize {
 		batch := groups[start:min(start+opt.BatchSize, len(groups))]
 		var err error
 		if kind == abi.KindWindowProcess {
-			err = fire(ctx, pool, fn, abi.OpNone, batch, recs, nil, w)
+			err = fire(ctx, pool, fn, abi.OpNone, batch, recs, nil, env, w)
 		} else {
 			err = aggregateWindows(ctx, pool, fn, kind, batch, recs, w)
 		}
 		if err != nil {
 			return fmt.Errorf("function %q: %w", opt.Function, err)
 		}
+	}
+	if env != nil {
+		return env.write(w)
 	}
 	return nil
 }
@@ -126,15 +138,25 @@ func aggregateWindows(ctx context.Context, pool *host.Pool, fn int, kind abi.Kin
 		}
 		return nil
 	}
-	return fire(ctx, pool, fn, abi.OpResult, folded, nil, results, w)
+	return fire(ctx, pool, fn, abi.OpResult, folded, nil, results, nil, w)
 }
 
 // fire calls a window function with one group per window, carrying the
 // window and either its records (window_process) or its accumulator
-// (an aggregate's result call), and writes the records it answers.
-func fire(ctx context.Context, pool *host.Pool, fn int, op abi.Op, groups []windowGroup, recs []abi.Record, accs [][]byte, w *lineWriter) error {
+// (an aggregate's result call), and writes the records it answers. env,
+// when set, is the per-window state of a window_process function.
+func fire(ctx context.Context, pool *host.Pool, fn int, op abi.Op, groups []windowGroup, recs []abi.Record, accs [][]byte, env *memEnv, w *lineWriter) error {
 	if len(groups) == 0 {
 		return nil
+	}
+	var hostEnv host.Env
+	if env != nil {
+		env.keys, env.windows, env.cur = env.keys[:0], env.windows[:0], nil
+		for _, g := range groups {
+			env.keys = append(env.keys, g.key)
+			env.windows = append(env.windows, windowLine{Start: g.start, End: g.end})
+		}
+		hostEnv = env
 	}
 	frame := abi.AppendFrameHead(nil, abi.FrameHead{Op: op, Watermark: abi.NoWatermark, Groups: uint32(len(groups))})
 	for i, g := range groups {
@@ -150,7 +172,7 @@ func fire(ctx context.Context, pool *host.Pool, fn int, op abi.Op, groups []wind
 			frame = abi.AppendRecord(frame, &recs[r])
 		}
 	}
-	output, err := pool.Call(ctx, fn, frame)
+	output, err := pool.CallWith(ctx, fn, frame, hostEnv)
 	if err != nil {
 		return err
 	}

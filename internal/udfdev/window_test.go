@@ -102,3 +102,35 @@ func TestRunWindowOptionErrors(t *testing.T) {
 		t.Errorf("swap with a window: %v", err)
 	}
 }
+
+func TestRunWindowProcessWithState(t *testing.T) {
+	for _, module := range []string{"firings", "firings-c"} {
+		t.Run(module, func(t *testing.T) {
+			firings := wasmbuild.UDF(t, module)
+			in := []abi.Record{
+				{Key: []byte("a"), Timestamp: 1_000},
+				{Key: []byte("a"), Timestamp: 12_000},
+				{Key: []byte("b"), Timestamp: 3_000},
+				{Key: []byte("a"), Timestamp: 4_000},
+			}
+			var out bytes.Buffer
+			if err := Run(context.Background(), firings, in, &out, Options{Function: "count", Window: 10 * time.Second}); err != nil {
+				t.Fatal(err)
+			}
+			want := `{"window":{"start":0,"end":10000},"key":"a","value":"a [0,10000) firing 1: 2 records","timestamp":9999}
+{"window":{"start":0,"end":10000},"key":"b","value":"b [0,10000) firing 1: 1 records","timestamp":9999}
+{"window":{"start":10000,"end":20000},"key":"a","value":"a [10000,20000) firing 1: 1 records","timestamp":19999}
+{"state":"fired","key":"a","window":{"start":0,"end":10000},"value":"\u0001\u0000\u0000\u0000\u0000\u0000\u0000\u0000"}
+{"state":"fired","key":"a","window":{"start":10000,"end":20000},"value":"\u0001\u0000\u0000\u0000\u0000\u0000\u0000\u0000"}
+{"state":"fired","key":"b","window":{"start":0,"end":10000},"value":"\u0001\u0000\u0000\u0000\u0000\u0000\u0000\u0000"}
+`
+			if out.String() != want {
+				t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
+			}
+			err := Run(context.Background(), firings, in, &bytes.Buffer{}, Options{Function: "rearm", Window: 10 * time.Second})
+			if err == nil || !strings.Contains(err.Error(), "no timers") {
+				t.Fatalf("rearm: %v, want the timer refused", err)
+			}
+		})
+	}
+}

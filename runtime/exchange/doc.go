@@ -34,6 +34,16 @@
 // takes one allocation of the record's size on each side, below
 // Config.MaxRecordSize.
 //
+// # Overtaking
+//
+// Writer.OvertakeEvent sends an event (an unaligned checkpoint barrier) to
+// the head of each channel's queue, ahead of the data the consumer has not
+// taken, sent or backlogged; only the rest of a record the consumer is
+// reassembling stays ahead of it. The overtaken buffers stay where they are
+// and are delivered after the event; the writer hands their frames to the
+// caller, under the gate's mutex, to be copied into the checkpoint. The
+// event takes no buffer of the pool, so it goes out under any backpressure.
+//
 // # Flushing
 //
 // A buffer is sent when full, before an event on its channel, on Flush and

@@ -97,6 +97,9 @@ func (w *Writer) unlock() {
 	}
 }
 
+// NumChannels is the number of the writer's channels, one per consumer.
+func (w *Writer) NumChannels() int { return len(w.subs) }
+
 // acquire takes a free buffer, waiting for one if the pool is empty.
 func (w *Writer) acquire(ctx context.Context) (*Buffer, error) {
 	var b *Buffer

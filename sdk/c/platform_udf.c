@@ -71,6 +71,8 @@ struct udf_context {
 	udf_bytes key;
 	int64_t watermark, now;
 	bool active;
+	/* window is set in a window function, which has no timers. */
+	bool window;
 };
 
 /* A declared state. */
@@ -94,11 +96,14 @@ typedef struct function {
 		const udf_aggregate_fns *aggregate;
 		udf_reduce_fn reduce;
 		udf_window_process_fn window_process;
+		udf_window_state_fn window_state;
 		udf_session_gap_fn session_gap;
 		udf_join_fn join;
 		udf_co_group_fn co_group;
 		udf_watermark_fn watermark;
 	} fn;
+	/* with_state marks a window_process function with per-window state. */
+	bool with_state;
 } function;
 
 /* A grow-only byte buffer. */
@@ -138,8 +143,10 @@ static struct {
 	/* The accumulators of an aggregate call, aligned. */
 	void *acc, *acc2;
 	size_t acc_cap;
-	/* The runner of keyed functions, set when one is registered. */
+	/* The runner of keyed functions and the caller of window functions
+	 * with state, set when one is registered. */
 	void (*run_keyed)(reader *r, const function *f);
+	int (*call_window_state)(const function *f, uint32_t g, udf_bytes key, udf_window w, size_t n);
 	/* The context of the keyed call in progress, and the record its
 	 * outputs inherit from. */
 	udf_context ctx;
@@ -357,16 +364,21 @@ void udf_key(const char *name, udf_key_fn fn) { add(name, KIND_KEY, (function){.
 void udf_timestamp(const char *name, udf_timestamp_fn fn) { add(name, KIND_TIMESTAMP, (function){.fn.timestamp = fn}); }
 
 static void run_keyed(reader *r, const function *f);
+static int call_window_state(const function *f, uint32_t g, udf_bytes key, udf_window w, size_t n);
 
-/* Registering a keyed function links in the keyed runner and with it the
- * state and timer imports: a module without keyed functions imports only
- * platform.log. */
+/* Registering a keyed function links in the keyed runner, and a window
+ * function with state its caller, and with them the state and timer
+ * imports: a module without such functions imports only platform.log. */
 void udf_aggregate(const char *name, const udf_aggregate_fns *fns) {
 	add(name, KIND_AGGREGATE, (function){.fn.aggregate = fns});
 }
 void udf_reduce(const char *name, udf_reduce_fn fn) { add(name, KIND_REDUCE, (function){.fn.reduce = fn}); }
 void udf_window_process(const char *name, udf_window_process_fn fn) {
 	add(name, KIND_WINDOW_PROCESS, (function){.fn.window_process = fn});
+}
+void udf_window_process_with_state(const char *name, udf_window_state_fn fn) {
+	m.call_window_state = call_window_state;
+	add(name, KIND_WINDOW_PROCESS, (function){.fn.window_state = fn, .with_state = true});
 }
 void udf_join(const char *name, udf_join_fn fn) { add(name, KIND_JOIN, (function){.fn.join = fn}); }
 void udf_co_group(const char *name, udf_co_group_fn fn) { add(name, KIND_CO_GROUP, (function){.fn.co_group = fn}); }
@@ -558,13 +570,20 @@ size_t udf_map_entries(udf_context *ctx, udf_state state, const udf_entry **entr
 	return n;
 }
 
-void udf_register_timer(udf_context *ctx, int domain, int64_t timestamp) {
+/* check_timer traps unless ctx may use timers: window functions have
+ * none, and the host would refuse them. */
+static void check_timer(const udf_context *ctx) {
 	check(ctx);
+	if (ctx->window) __builtin_trap();
+}
+
+void udf_register_timer(udf_context *ctx, int domain, int64_t timestamp) {
+	check_timer(ctx);
 	platform_timer_register((uint32_t)domain, timestamp);
 }
 
 void udf_delete_timer(udf_context *ctx, int domain, int64_t timestamp) {
-	check(ctx);
+	check_timer(ctx);
 	platform_timer_delete((uint32_t)domain, timestamp);
 }
 
@@ -877,12 +896,27 @@ static int run_join(udf_join_fn f, const group_head *head, uint32_t n, uint32_t 
 	return status;
 }
 
+/* call_window_state calls a window process function with state for group g
+ * of the frame, whose records are in m.recs: it enters the group first, so
+ * that its state calls act on the group's key and window. A module that
+ * declares no states has no state to enter. */
+static int call_window_state(const function *f, uint32_t g, udf_bytes key, udf_window w, size_t n) {
+	if (m.nstates) platform_enter(g);
+	m.ctx.key = key;
+	m.ctx.window = true;
+	m.ctx.active = true;
+	int status = f->fn.window_state(&m.ctx, key, w, m.recs, n);
+	m.ctx.active = false;
+	m.ctx.window = false;
+	return status;
+}
+
 /* run_window runs a window function (aggregate, reduce, window_process,
  * session_gap) or a two-sided one (join, co_group) over a grouped frame. */
 static void run_window(reader *r, const function *f) {
 	uint8_t op = get_u8(r);
-	get_i64(r);
-	get_i64(r);
+	m.ctx.watermark = get_i64(r);
+	m.ctx.now = get_i64(r);
 	uint32_t groups = get_u32(r), index = 0;
 	for (uint32_t g = 0; g < groups && !r->msg; g++) {
 		group_head head;
@@ -907,6 +941,10 @@ static void run_window(reader *r, const function *f) {
 			status = run_reduce(f->fn.reduce, op, g, &head, n);
 			break;
 		case KIND_WINDOW_PROCESS:
+			if (f->with_state) {
+				status = m.call_window_state(f, g, head.key, head.window, n);
+				break;
+			}
 			m.flat_mapping = true;
 			status = f->fn.window_process(head.key, head.window, m.recs, n);
 			m.flat_mapping = false;

@@ -87,9 +87,9 @@ typedef int (*udf_key_fn)(const udf_record *in, udf_bytes *key);
 /* timestamp: the record's event time, milliseconds since the epoch. */
 typedef int (*udf_timestamp_fn)(const udf_record *in, int64_t *timestamp);
 
-/* Keyed process functions (docs/ABI.md, Keyed process functions) get a
- * context: the current key, time, state, timers and output, valid only during
- * the call. */
+/* Keyed process functions (docs/ABI.md, Keyed process functions) and window
+ * functions with state get a context: the current key, time, state, timers
+ * and output, valid only during the call. */
 typedef struct udf_context udf_context;
 
 /* Time domains of timers. */
@@ -145,6 +145,15 @@ typedef int (*udf_reduce_fn)(udf_bytes acc, udf_bytes value, udf_bytes *result);
  * udf_emit, and what it emits inherits the window's key and the timestamp
  * end - 1, and no headers. */
 typedef int (*udf_window_process_fn)(udf_bytes key, udf_window window, const udf_record *records, size_t count);
+/* window_process with per-window state (Flink's ProcessWindowFunction with
+ * its context's windowState()): as udf_window_process_fn, with a context
+ * whose state calls act on the key's state in this window, which the
+ * platform clears when it drops the window (its end plus the allowed
+ * lateness). It emits with udf_emit or udf_emit_value (the window's key and
+ * end - 1) or udf_emit_record; it has no timers: a timer call traps. An
+ * error discards what it emitted for the window; its state changes stay. */
+typedef int (*udf_window_state_fn)(udf_context *ctx, udf_bytes key, udf_window window, const udf_record *records,
+				   size_t count);
 /* join (Flink's JoinFunction): one pair of a left and a right record of the
  * same key, called for every left record with every right record of a
  * group, in order. In a window join the pair shares the window; in an
@@ -180,6 +189,7 @@ void udf_timestamp(const char *name, udf_timestamp_fn fn);
 void udf_aggregate(const char *name, const udf_aggregate_fns *fns);
 void udf_reduce(const char *name, udf_reduce_fn fn);
 void udf_window_process(const char *name, udf_window_process_fn fn);
+void udf_window_process_with_state(const char *name, udf_window_state_fn fn);
 void udf_join(const char *name, udf_join_fn fn);
 void udf_co_group(const char *name, udf_co_group_fn fn);
 void udf_session_gap(const char *name, udf_session_gap_fn fn);
@@ -201,8 +211,8 @@ udf_state udf_map_state(const char *name, const char *ttl);
 void udf_emit(const udf_output *out);
 
 /* From a keyed function: emits a record as it is, or a value with the
- * current key, the last record's (or the timer's) timestamp and no
- * headers. */
+ * current key, the last record's (or the timer's) timestamp and no headers
+ * (in a window function: the window's key and end - 1). */
 void udf_emit_record(udf_context *ctx, const udf_record *record);
 void udf_emit_value(udf_context *ctx, udf_bytes value);
 
@@ -212,8 +222,9 @@ udf_bytes udf_context_key(const udf_context *ctx);
 int64_t udf_context_watermark(const udf_context *ctx);
 int64_t udf_context_processing_time(const udf_context *ctx);
 
-/* The current key's state. Reads return bytes valid until the next state
- * call. udf_value_get and udf_map_get return whether there is a value. */
+/* The current key's state (in a window function, in the current window).
+ * Reads return bytes valid until the next state call. udf_value_get and
+ * udf_map_get return whether there is a value. */
 bool udf_value_get(udf_context *ctx, udf_state state, udf_bytes *value);
 void udf_value_set(udf_context *ctx, udf_state state, udf_bytes value);
 void udf_state_clear(udf_context *ctx, udf_state state);
@@ -225,7 +236,7 @@ void udf_map_remove(udf_context *ctx, udf_state state, udf_bytes key);
 size_t udf_map_entries(udf_context *ctx, udf_state state, const udf_entry **entries);
 
 /* Registers (once, however often called) or deletes a timer for the current
- * key in a time domain. */
+ * key in a time domain. Window functions have no timers: there they trap. */
 void udf_register_timer(udf_context *ctx, int domain, int64_t timestamp);
 void udf_delete_timer(udf_context *ctx, int domain, int64_t timestamp);
 

@@ -5,7 +5,8 @@
 // from init, with Map, Filter, FlatMap, Key and Timestamp, or keyed process
 // functions with Process and OnTimer (which keep state declared with
 // ValueState, ListState and MapState, and set timers), or window functions
-// with Aggregate, AggregateOf, Reduce, ProcessWindow and SessionGap, or join
+// with Aggregate, AggregateOf, Reduce, ProcessWindow (ProcessWindowWithState
+// with per-window state) and SessionGap, or join
 // functions with Join and CoGroup, or a punctuated watermark with Watermark,
 // and is built as a WebAssembly reactor:
 //
@@ -20,8 +21,8 @@
 // function once per record and encodes the output frame. Invoke runs the same
 // dispatch without WebAssembly, on every GOOS, so a module's unit tests run
 // natively and exercise exactly the frame encoding that runs inside
-// WebAssembly; Harness does the same for keyed functions, with in-memory state
-// and timers.
+// WebAssembly; Harness does the same for keyed functions and window process
+// functions with state, with in-memory state and timers.
 //
 // A function that returns an error or panics for a record reports an error for
 // that record only; the host then handles the record according to the job's

@@ -11,7 +11,8 @@ import (
 	"wasmstream.io/platform/abi"
 )
 
-// Harness runs keyed functions (Process, OnTimer) natively, without
+// Harness runs keyed functions (Process, OnTimer, and window process
+// functions with their per-window state) natively, without
 // WebAssembly, against an in-memory stand-in for the platform's keyed state
 // and timers, as Flink's operator test harnesses do: unit tests of a UDF
 // feed it records and move its clocks, and check what it emits. The frames
@@ -26,8 +27,10 @@ type Harness struct {
 	c       *caller
 	wm      int64
 	now     int64
-	// groups are the keys of the call in progress; cur is the group entered.
+	// groups are the keys of the call in progress and spaces their
+	// namespaces (a window's, or none); cur is the group entered.
 	groups [][]byte
+	spaces [][]byte
 	cur    int
 	values map[string]fakeEntry
 	lists  map[string][]fakeEntry
@@ -81,7 +84,7 @@ func (h *Harness) Process(name string, key []byte, recs ...Record) ([]Output, er
 		in[i] = recs[i]
 		in[i].Key = key
 	}
-	return resolve(h.call(fn, frame, [][]byte{key}), in)
+	return resolve(h.call(fn, frame, [][]byte{key}, nil), in)
 }
 
 // AdvanceWatermark moves the watermark to wm and fires the event-time
@@ -126,12 +129,14 @@ func (h *Harness) Timers() []HarnessTimer {
 }
 
 // Value reads the value state name of key, as the platform holds it.
-func (h *Harness) Value(name string, key []byte) ([]byte, bool) {
+func (h *Harness) Value(name string, key []byte) ([]byte, bool) { return h.value(name, key, nil) }
+
+func (h *Harness) value(name string, key, ns []byte) ([]byte, bool) {
 	id := slices.IndexFunc(functions.states, func(d stateDecl) bool { return d.name == name })
 	if id < 0 {
 		return nil, false
 	}
-	e, ok := h.values[h.stateKey(uint32(id), key)]
+	e, ok := h.values[h.stateKey(uint32(id), key, ns)]
 	if !ok || h.expired(uint32(id), e) {
 		return nil, false
 	}
@@ -149,13 +154,14 @@ func (h *Harness) function(name string, kind abi.Kind) (uint32, error) {
 	return uint32(fn), nil
 }
 
-// call runs a function over a grouped frame whose groups have keys.
-func (h *Harness) call(fn uint32, frame []byte, keys [][]byte) []byte {
+// call runs a function over a grouped frame whose groups have keys, and
+// namespaces when spaces is not nil.
+func (h *Harness) call(fn uint32, frame []byte, keys, spaces [][]byte) []byte {
 	if active != nil {
 		panic("udf: a Harness call runs inside another")
 	}
-	active, h.groups, h.cur = h, keys, -1
-	defer func() { active, h.groups, h.cur = nil, nil, -1 }()
+	active, h.groups, h.spaces, h.cur = h, keys, spaces, -1
+	defer func() { active, h.groups, h.spaces, h.cur = nil, nil, nil, -1 }()
 	return slices.Clone(h.c.call(fn, frame))
 }
 
@@ -197,7 +203,7 @@ func (h *Harness) fire(domain TimeDomain, upTo int64) ([]Output, error) {
 			g := abi.GroupHead{Flags: abi.GroupTimer, Key: keys[i], TimerTime: t.ts, TimerDomain: domain}
 			frame = abi.AppendGroupHead(frame, &g, 0)
 		}
-		got, err := resolve(h.call(fn, frame, keys), in)
+		got, err := resolve(h.call(fn, frame, keys, nil), in)
 		if err != nil {
 			return outs, err
 		}
@@ -225,15 +231,26 @@ func (h *Harness) key() []byte {
 	return h.groups[h.cur]
 }
 
-func (h *Harness) stateKey(id uint32, key []byte) string {
-	return string(binary.BigEndian.AppendUint32(nil, id)) + string(key)
+// stateKey is where state id of key in namespace ns is kept.
+func (h *Harness) stateKey(id uint32, key, ns []byte) string {
+	b := binary.BigEndian.AppendUint32(nil, id)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(key)))
+	return string(append(append(b, key...), ns...))
+}
+
+// namespace is the current group's namespace.
+func (h *Harness) namespace() []byte {
+	if h.spaces == nil {
+		return nil
+	}
+	return h.spaces[h.cur]
 }
 
 func (h *Harness) current(id uint32, kind string) string {
 	if int(id) >= len(functions.states) || functions.states[id].kind != kind {
 		panic(fmt.Sprintf("udf: state %d is not a declared %s state", id, kind))
 	}
-	return h.stateKey(id, h.key())
+	return h.stateKey(id, h.key(), h.namespace())
 }
 
 func (h *Harness) expired(id uint32, e fakeEntry) bool {
@@ -276,7 +293,7 @@ func hostStateClear(state uint32) {
 	if int(state) >= len(functions.states) {
 		panic(fmt.Sprintf("udf: state %d is not declared", state))
 	}
-	k := h.stateKey(state, h.key())
+	k := h.stateKey(state, h.key(), h.namespace())
 	delete(h.values, k)
 	delete(h.lists, k)
 	delete(h.maps, k)
@@ -348,10 +365,12 @@ func hostMapEntries(state uint32, buf []byte) int32 {
 
 func hostTimerRegister(domain uint32, ts int64) {
 	h := harness()
+	h.noWindowTimers()
 	h.timers[fakeTimer{domain: TimeDomain(domain), ts: ts, key: string(h.key())}] = true
 }
 
 func hostTimerDelete(domain uint32, ts int64) {
 	h := harness()
+	h.noWindowTimers()
 	delete(h.timers, fakeTimer{domain: TimeDomain(domain), ts: ts, key: string(h.key())})
 }

@@ -58,8 +58,8 @@ func OnTimer(name string, f func(ctx *Context, key []byte, t Timer) error) {
 }
 
 // Context is what a keyed function sees of the platform during the call for
-// one key: the key, time, state access, timers and emission. It is valid
-// only until the function returns.
+// one key (and window): the key, time, state access, timers and emission.
+// It is valid only until the function returns.
 type Context struct {
 	c      *caller
 	active bool
@@ -67,14 +67,39 @@ type Context struct {
 	wm     int64
 	now    int64
 	// index is the output index of what is emitted, and base the record
-	// it inherits from (the group's last record, or the timer).
+	// it inherits from (the group's last record, the timer, or the
+	// window's key and End - 1).
 	index uint32
 	base  Record
+	// window is set for a window process function, which has no timers.
+	// It enters its group (group) on its first state access: one whose
+	// module declares no states gets no state from the platform.
+	window  bool
+	entered bool
+	group   uint32
 }
 
 func (ctx *Context) check() {
 	if ctx == nil || !ctx.active {
 		panic("udf: state, timers or emit used outside the call of a keyed function")
+	}
+}
+
+// enter checks a state access and makes sure the platform's state calls act
+// on the context's group.
+func (ctx *Context) enter() {
+	ctx.check()
+	if !ctx.entered {
+		hostEnter(ctx.group)
+		ctx.entered = true
+	}
+}
+
+// timers checks a timer call: window process functions have none.
+func (ctx *Context) timers() {
+	ctx.check()
+	if ctx.window {
+		panic("udf: window process functions have no timers (as Flink's ProcessWindowFunction): a window fires when the watermark passes its end")
 	}
 }
 
@@ -117,27 +142,27 @@ func (ctx *Context) EmitValue(value []byte) {
 // the watermark reaches ts. Registering the same timer twice registers it
 // once.
 func (ctx *Context) RegisterEventTimer(ts int64) {
-	ctx.check()
+	ctx.timers()
 	hostTimerRegister(uint32(EventTime), ts)
 }
 
 // RegisterProcessingTimer registers a timer for the current key that fires
 // when the platform's clock reaches ts.
 func (ctx *Context) RegisterProcessingTimer(ts int64) {
-	ctx.check()
+	ctx.timers()
 	hostTimerRegister(uint32(ProcessingTime), ts)
 }
 
 // DeleteEventTimer deletes the current key's event-time timer at ts, if any.
 func (ctx *Context) DeleteEventTimer(ts int64) {
-	ctx.check()
+	ctx.timers()
 	hostTimerDelete(uint32(EventTime), ts)
 }
 
 // DeleteProcessingTimer deletes the current key's processing-time timer at
 // ts, if any.
 func (ctx *Context) DeleteProcessingTimer(ts int64) {
-	ctx.check()
+	ctx.timers()
 	hostTimerDelete(uint32(ProcessingTime), ts)
 }
 
@@ -156,7 +181,7 @@ func (k *keyedCall) begin(c *caller, frame []byte) bool {
 		return false
 	}
 	head := k.gr.Head()
-	k.ctx = Context{c: c, wm: head.Watermark, now: head.ProcessingTime}
+	k.ctx = Context{c: c, wm: head.Watermark, now: head.ProcessingTime, entered: true}
 	c.out = abi.AppendInputHeader(c.out[:0], 0)
 	c.count = 0
 	return true

@@ -153,7 +153,7 @@ func TestOnTimerFrames(t *testing.T) {
 	frame = abi.AppendGroupHead(frame, &abi.GroupHead{Flags: abi.GroupTimer, Key: []byte("bad"), TimerTime: 7}, 0)
 	frame = abi.AppendGroupHead(frame, &abi.GroupHead{Flags: abi.GroupTimer, Key: []byte("good"), TimerTime: 8, TimerDomain: abi.ProcessingTime}, 0)
 	in := []Record{{Key: []byte("bad"), Timestamp: 7}, {Key: []byte("good"), Timestamp: 8}}
-	out, err := resolve(h.call(functions.lookupKind(t, "test_timer"), frame, [][]byte{[]byte("bad"), []byte("good")}), in)
+	out, err := resolve(h.call(functions.lookupKind(t, "test_timer"), frame, [][]byte{[]byte("bad"), []byte("good")}, nil), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,10 +162,10 @@ func TestOnTimerFrames(t *testing.T) {
 		t.Fatalf("got %+v, want %+v", out, want)
 	}
 	noTimer := abi.AppendGroupHead(abi.AppendFrameHead(nil, abi.FrameHead{Groups: 1}), &abi.GroupHead{Key: []byte("x")}, 0)
-	if _, err := resolve(h.call(functions.lookupKind(t, "test_timer"), noTimer, [][]byte{[]byte("x")}), nil); err == nil || !strings.Contains(err.Error(), "carries no timer") {
+	if _, err := resolve(h.call(functions.lookupKind(t, "test_timer"), noTimer, [][]byte{[]byte("x")}, nil), nil); err == nil || !strings.Contains(err.Error(), "carries no timer") {
 		t.Fatalf("a group without a timer: %v", err)
 	}
-	if _, err := resolve(h.call(functions.lookupKind(t, "test_collect"), []byte{1, 2}, nil), nil); err == nil || !strings.Contains(err.Error(), "malformed frame") {
+	if _, err := resolve(h.call(functions.lookupKind(t, "test_collect"), []byte{1, 2}, nil, nil), nil); err == nil || !strings.Contains(err.Error(), "malformed frame") {
 		t.Fatalf("a malformed frame: %v", err)
 	}
 }

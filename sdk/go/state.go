@@ -15,7 +15,8 @@ import (
 //	var seen = udf.ValueState("seen", udf.TTL(time.Hour))
 //
 // and use them inside Process and OnTimer functions, where they act on the
-// current key. The module's self-description lists every declared state; a
+// current key, and inside ProcessWindowWithState functions, where they act on
+// the current key's state in the window that fires. The module's self-description lists every declared state; a
 // job may override its TTL (state_ttl in the job spec). Values a handle
 // returns are valid until the next call of that handle: copy them to keep.
 
@@ -132,19 +133,19 @@ func ValueState(name string, opts ...StateOption) *StateValue {
 
 // Get returns the current key's value, false when there is none.
 func (v *StateValue) Get(ctx *Context) ([]byte, bool) {
-	ctx.check()
+	ctx.enter()
 	return v.buf.fill(readValue, v.id, nil)
 }
 
 // Set sets the current key's value.
 func (v *StateValue) Set(ctx *Context, value []byte) {
-	ctx.check()
+	ctx.enter()
 	hostValueSet(v.id, value)
 }
 
 // Clear removes the current key's value.
 func (v *StateValue) Clear(ctx *Context) {
-	ctx.check()
+	ctx.enter()
 	hostStateClear(v.id)
 }
 
@@ -162,13 +163,13 @@ func ListState(name string, opts ...StateOption) *StateList {
 
 // Append adds value at the end of the current key's list.
 func (l *StateList) Append(ctx *Context, value []byte) {
-	ctx.check()
+	ctx.enter()
 	hostListAppend(l.id, value)
 }
 
 // Get returns the current key's list, empty when there is none.
 func (l *StateList) Get(ctx *Context) [][]byte {
-	ctx.check()
+	ctx.enter()
 	data, _ := l.buf.fill(readList, l.id, nil)
 	l.elems = l.elems[:0]
 	for i, rest := uint32(0), counted(data); i < count(data); i++ {
@@ -181,7 +182,7 @@ func (l *StateList) Get(ctx *Context) [][]byte {
 
 // Clear removes the current key's list.
 func (l *StateList) Clear(ctx *Context) {
-	ctx.check()
+	ctx.enter()
 	hostStateClear(l.id)
 }
 
@@ -205,25 +206,25 @@ func MapState(name string, opts ...StateOption) *StateMap {
 
 // Get returns the value under k in the current key's map.
 func (m *StateMap) Get(ctx *Context, k []byte) ([]byte, bool) {
-	ctx.check()
+	ctx.enter()
 	return m.buf.fill(readMap, m.id, k)
 }
 
 // Put sets the value under k in the current key's map.
 func (m *StateMap) Put(ctx *Context, k, value []byte) {
-	ctx.check()
+	ctx.enter()
 	hostMapPut(m.id, k, value)
 }
 
 // Remove removes k from the current key's map.
 func (m *StateMap) Remove(ctx *Context, k []byte) {
-	ctx.check()
+	ctx.enter()
 	hostMapRemove(m.id, k)
 }
 
 // Entries returns the current key's map in key order.
 func (m *StateMap) Entries(ctx *Context) []MapEntry {
-	ctx.check()
+	ctx.enter()
 	data, _ := m.all.fill(readEntries, m.id, nil)
 	m.entries = m.entries[:0]
 	for i, rest := uint32(0), counted(data); i < count(data); i++ {
@@ -237,7 +238,7 @@ func (m *StateMap) Entries(ctx *Context) []MapEntry {
 
 // Clear removes the current key's map.
 func (m *StateMap) Clear(ctx *Context) {
-	ctx.check()
+	ctx.enter()
 	hostStateClear(m.id)
 }
 

@@ -208,6 +208,8 @@ type windowCall struct {
 	gr    abi.GroupReader
 	group abi.GroupHead
 	recs  []Record
+	// ctx is a ProcessWindowWithState function's context.
+	ctx Context
 	// emitted collects a process function's records for its window.
 	emitted  func(Record)
 	emitting bool
@@ -255,7 +257,7 @@ func (w *windowCall) each(c *caller, one func(g uint32) error) {
 func (w *windowCall) eachFrom(c *caller, one func(g uint32) error) (done bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			w.emitting = false
+			w.emitting, w.ctx.active = false, false
 			w.failGroup(c, fmt.Errorf("panic: %v", p))
 			w.g++
 		}

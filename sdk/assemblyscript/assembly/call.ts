@@ -33,6 +33,7 @@ class Fn {
   aggregate: AggregateFns | null = null;
   reduce: ((acc: Uint8Array, value: Uint8Array) => Uint8Array) | null = null;
   windowProcess: ((key: Uint8Array, w: Window, records: Record[], out: Emitter) => void) | null = null;
+  windowState: ((ctx: Context, key: Uint8Array, w: Window, records: Record[]) => void) | null = null;
   join: ((key: Uint8Array, w: Window, left: Record, right: Record, out: Emitter) => void) | null = null;
   coGroup: ((key: Uint8Array, w: Window, left: Record[], right: Record[], out: Emitter) => void) | null = null;
   sessionGap: ((r: Record) => i64) | null = null;
@@ -331,6 +332,7 @@ function callKeyed(f: Fn, frame: ArrayBuffer, ptr: usize): void {
   context.watermark = readI64();
   context.processingTime = readI64();
   context.emitFn = emitKeyed;
+  context.window = false;
   const groups = readU32();
   putU32(0);
   let entries: u32 = 0;
@@ -426,6 +428,34 @@ function callKeyed(f: Fn, frame: ArrayBuffer, ptr: usize): void {
   }
 }
 
+/** The runner of window process functions with state, set when one is
+ * registered: a module without them does not compile it, nor import enter. */
+let windowStateRunner: ((f: Fn, g: u32, key: Uint8Array, w: Window, base: Record) => u32) | null = null;
+
+export function enableWindowState(): void {
+  windowStateRunner = callWindowState;
+}
+
+/** Runs a window process function with state over group g, window w, whose
+ * records are in group; returns the number of entries it wrote. It enters
+ * the group only when the module declares states: the platform gives a
+ * module without them no state, and its enter traps. */
+function callWindowState(f: Fn, g: u32, key: Uint8Array, w: Window, base: Record): u32 {
+  keyedIndex = g;
+  keyedCount = 0;
+  context.key = key;
+  context.base = base;
+  context.emitFn = emitKeyed;
+  context.window = true;
+  if (states.length > 0) enter(g);
+  context.active = true;
+  const p = f.windowState!;
+  p(context, key, w, group);
+  context.active = false;
+  context.window = false;
+  return keyedCount;
+}
+
 /** Reads a byte string at the reader's position as a view into frame. */
 function viewBytes(frame: ArrayBuffer): Uint8Array {
   const at = skipBytes();
@@ -440,12 +470,13 @@ function putAccumulator(g: u32, acc: Uint8Array): void {
 /** The error of a join or co_group group that has no right side. */
 const ONE_SIDED = "udf: join group without a right side";
 
-/** Runs a window or join function (aggregate, reduce, window_process,
- * session_gap, join, co_group) over the grouped frame at ptr. */
+/** Runs a window or join function (aggregate, reduce, window_process with
+ * or without state, session_gap, join, co_group) over the grouped frame at
+ * ptr. */
 function callWindow(f: Fn, frame: ArrayBuffer, ptr: usize): void {
   const op = readU8();
-  readI64();
-  readI64();
+  context.watermark = readI64();
+  context.processingTime = readI64();
   const groups = readU32();
   putU32(0);
   let entries: u32 = 0;
@@ -537,6 +568,9 @@ function callWindow(f: Fn, frame: ArrayBuffer, ptr: usize): void {
       p(key, w, group, emitter);
       emitter.base = record;
       written = emitter.count;
+    } else if (f.windowState) {
+      const run = windowStateRunner!;
+      written = run(f, g, key, w, base);
     } else if (f.join) {
       joinPairs(f.join!, g, base, key, w, (flags & GROUP_WINDOW) == 0);
       written = emitter.count;
@@ -624,7 +658,7 @@ export function call(fn: u32, frame: ArrayBuffer, ptr: usize, len: usize): void 
     run(f, frame, ptr);
     return;
   }
-  if (f.aggregate || f.reduce || f.windowProcess || f.sessionGap || f.join || f.coGroup) {
+  if (f.aggregate || f.reduce || f.windowProcess || f.windowState || f.sessionGap || f.join || f.coGroup) {
     callWindow(f, frame, ptr);
     return;
   }

@@ -13,7 +13,7 @@
 // fail() fails one record (or group); an abort or a trap fails the whole
 // call.
 
-import { AggregateFns, Emitter, Window, enableKeyed, fail, register } from "./call";
+import { AggregateFns, Emitter, Window, enableKeyed, enableWindowState, fail, register } from "./call";
 import { Context, ListState, MapState, NO_WATERMARK, TimeDomain, Timer, ValueState } from "./keyed";
 import { formatFloat } from "./float";
 import { Header, Output, Record, bytes } from "./record";
@@ -65,6 +65,21 @@ export function reduce(name: string, f: (acc: Uint8Array, value: Uint8Array) => 
  * and the timestamp end - 1, and no headers. */
 export function windowProcess(name: string, f: (key: Uint8Array, w: Window, records: Record[], out: Emitter) => void): void {
   register(name, "window_process").windowProcess = f;
+}
+
+/** Registers a window process function with per-window state, as Flink's
+ * ProcessWindowFunction with its context's windowState(): it is called once
+ * per window that fires (again when a record late within the allowed
+ * lateness re-fires it), with the window's key, bounds and records, and the
+ * states the module declares act on that key's state in that window. The
+ * platform clears a window's state when it drops the window, at its end
+ * plus the allowed lateness. ctx.emit outputs inherit the window's key and
+ * the timestamp end - 1; ctx has no timers (calling them aborts). fail()
+ * discards what was emitted for the window; the state it changed stays
+ * changed. The platform refuses it over session or count windows. */
+export function windowProcessWithState(name: string, f: (ctx: Context, key: Uint8Array, w: Window, records: Record[]) => void): void {
+  enableWindowState();
+  register(name, "window_process").windowState = f;
 }
 
 /** Registers a join function (Flink's JoinFunction): it is called once per

@@ -199,24 +199,35 @@ export class MapState {
 /** The watermark before the first one. */
 export const NO_WATERMARK: i64 = i64.MIN_VALUE;
 
-/** What a keyed function sees of the platform during its call for one key:
- * the key, time, state (through the state handles), timers and output. */
+/** What a keyed function sees of the platform during its call for one key
+ * (and, for a window process function with state, one window): the key,
+ * time, state (through the state handles), timers and output. */
 export class Context {
   key: Uint8Array = new Uint8Array(0);
   watermark: i64 = NO_WATERMARK;
   processingTime: i64 = 0;
   active: bool = false;
-  /** The record outputs inherit from: the group's last record, or the
-   * timer. */
+  /** The record outputs inherit from: the group's last record, the timer,
+   * or the window's key and end - 1. */
   base: Record = new Record();
+  /** Set for a window process function, which has no timers. */
+  window: bool = false;
   emitFn: (o: Output) => void = (o: Output): void => {};
 
   check(): void {
     assert(this.active, "state, timers or emit used outside a keyed call");
   }
 
+  /** Aborts a timer call of a window process function: it has none (nor
+   * has Flink's ProcessWindowFunction), and the platform would trap it. */
+  private checkTimers(): void {
+    this.check();
+    assert(!this.window, "window process functions have no timers");
+  }
+
   /** Emits an output; the fields it does not set are the group's last
-   * record's (for on_timer: the timer's key and timestamp, no headers). */
+   * record's (for on_timer: the timer's key and timestamp, no headers; for
+   * a window: its key and end - 1, no headers). */
   emit(o: Output): void {
     this.check();
     const f = this.emitFn;
@@ -228,21 +239,21 @@ export class Context {
     this.emit(new Output(r.value).withKey(r.key).withTimestamp(r.timestamp).withHeaders(r.headers));
   }
 
-  /** Emits a value with the current key, the last record's (or the
-   * timer's) timestamp and no headers. */
+  /** Emits a value with the current key, the last record's (the timer's,
+   * or the window's end - 1) timestamp and no headers. */
   emitValue(value: Uint8Array): void {
     this.emit(new Output(value).withKey(this.key).withTimestamp(this.base.timestamp).withHeaders(new Array<Header>(0)));
   }
 
   /** Registers (once, however often called) a timer for the current key. */
   registerTimer(domain: TimeDomain, timestamp: i64): void {
-    this.check();
+    this.checkTimers();
     hostTimerRegister(<u32>domain, timestamp);
   }
 
   /** Deletes the current key's timer, if registered. */
   deleteTimer(domain: TimeDomain, timestamp: i64): void {
-    this.check();
+    this.checkTimers();
     hostTimerDelete(<u32>domain, timestamp);
   }
 }

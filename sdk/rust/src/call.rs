@@ -5,6 +5,7 @@ use crate::join::{self, CoGroupFn, JoinFn};
 use crate::keyed::{Keyed, OnTimerFn, ProcessFn, Runner};
 use crate::state::StateDecl;
 use crate::window::{self, AggregateRunner, ReduceFn, SessionGapFn, WatermarkFn, WindowProcessFn};
+use crate::window_state::WindowStateFn;
 use crate::{Output, Record, Result};
 
 /// A map function: exactly one output per input record.
@@ -43,6 +44,9 @@ pub enum Function {
     Reduce(&'static str, ReduceFn),
     /// A `window_process` function.
     WindowProcess(&'static str, WindowProcessFn),
+    /// A `window_process` function with per-window state, and how the SDK
+    /// runs it.
+    WindowProcessWithState(&'static str, WindowStateFn, Runner<WindowStateFn>),
     /// A `session_gap` function.
     SessionGap(&'static str, SessionGapFn),
     /// A punctuated `watermark` function.
@@ -67,6 +71,7 @@ impl Function {
             | Function::Aggregate(n, _)
             | Function::Reduce(n, _)
             | Function::WindowProcess(n, _)
+            | Function::WindowProcessWithState(n, ..)
             | Function::SessionGap(n, _)
             | Function::Watermark(n, _)
             | Function::Join(n, _)
@@ -86,7 +91,7 @@ impl Function {
             Function::OnTimer(..) => "on_timer",
             Function::Aggregate(..) => "aggregate",
             Function::Reduce(..) => "reduce",
-            Function::WindowProcess(..) => "window_process",
+            Function::WindowProcess(..) | Function::WindowProcessWithState(..) => "window_process",
             Function::SessionGap(..) => "session_gap",
             Function::Watermark(..) => "watermark",
             Function::Join(..) => "join",
@@ -148,6 +153,7 @@ impl Caller {
             Some(Function::Aggregate(_, run)) => run(&mut self.out, input),
             Some(Function::Reduce(_, f)) => window::reduce(*f, &mut self.out, input),
             Some(Function::WindowProcess(_, f)) => window::window_process(*f, &mut self.out, input),
+            Some(Function::WindowProcessWithState(_, f, run)) => (run.0)(&mut self.keyed, &mut self.out, states, *f, input),
             Some(Function::SessionGap(_, f)) => window::session_gap(*f, &mut self.out, input),
             Some(Function::Watermark(_, f)) => window::watermark(*f, &mut self.out, input),
             Some(Function::Join(_, f)) => join::join(*f, &mut self.out, input),

@@ -3,7 +3,7 @@
 //! single-threaded and the host makes one call at a time, so the module's
 //! buffers live in one static.
 
-pub use crate::keyed::{ON_TIMER, PROCESS};
+pub use crate::keyed::{ON_TIMER, PROCESS, WINDOW_PROCESS_WITH_STATE};
 pub use crate::window::aggregate;
 
 use crate::call::{self, Caller, Function};
@@ -76,11 +76,12 @@ pub fn call(functions: &[Function], states: &'static [&'static StateDecl], f: u3
 /// Lists a module's functions and states and generates its ABI exports.
 /// Each function is `"name" => kind(function)`, with kind one of `map`,
 /// `filter`, `flat_map`, `key`, `timestamp`, `process`, `on_timer`,
-/// `reduce`, `window_process`, `session_gap`, `watermark`, `join` and
-/// `co_group`, or `"name" => aggregate(Type)` for a type that implements
-/// [`Aggregate`](crate::Aggregate); names are unique within a module. A
-/// module with keyed state lists its state handles (statics) first, in
-/// `states: [...]`.
+/// `reduce`, `window_process`, `window_process_with_state`, `session_gap`,
+/// `watermark`, `join` and `co_group`, or `"name" => aggregate(Type)` for a
+/// type that implements [`Aggregate`](crate::Aggregate); names are unique
+/// within a module. A module with keyed state (for `process`, `on_timer`
+/// and `window_process_with_state` functions) lists its state handles
+/// (statics) first, in `states: [...]`.
 ///
 /// ```ignore
 /// static SEEN: ValueState = ValueState::new("seen").ttl("1h");
@@ -133,6 +134,9 @@ macro_rules! module {
     (@fn $name:literal, aggregate, $f:path) => { $crate::Function::Aggregate($name, $crate::export::aggregate::<$f>) };
     (@fn $name:literal, reduce, $f:path) => { $crate::Function::Reduce($name, $f) };
     (@fn $name:literal, window_process, $f:path) => { $crate::Function::WindowProcess($name, $f) };
+    (@fn $name:literal, window_process_with_state, $f:path) => {
+        $crate::Function::WindowProcessWithState($name, $f, $crate::export::WINDOW_PROCESS_WITH_STATE)
+    };
     (@fn $name:literal, session_gap, $f:path) => { $crate::Function::SessionGap($name, $f) };
     (@fn $name:literal, watermark, $f:path) => { $crate::Function::Watermark($name, $f) };
     (@fn $name:literal, join, $f:path) => { $crate::Function::Join($name, $f) };

@@ -3,6 +3,7 @@
 
 use crate::frame::{self, Reader, GROUP_TIMER, GROUP_TWO_SIDED, TAG_ERROR};
 use crate::state::{host, StateDecl};
+use crate::window_state::{self, WindowStateFn};
 use crate::{Header, Output, Record, Result};
 
 /// A keyed process function: the records of one key of a batch, in arrival
@@ -33,20 +34,24 @@ pub struct Timer {
 /// The watermark before the first one: no event time yet.
 pub const NO_WATERMARK: i64 = i64::MIN;
 
-/// What a keyed function sees of the platform during its call for one key:
-/// the key, time, state (through the state handles), timers and output.
+/// What a keyed function sees of the platform during its call for one key
+/// (and window): the key, time, state (through the state handles), timers
+/// and output.
 pub struct Context<'c> {
-    out: &'c mut Vec<u8>,
+    pub(crate) out: &'c mut Vec<u8>,
     pub(crate) scratch: &'c mut Vec<u8>,
-    states: &'static [&'static StateDecl],
-    key: &'c [u8],
-    watermark: i64,
-    processing_time: i64,
+    pub(crate) states: &'static [&'static StateDecl],
+    pub(crate) key: &'c [u8],
+    pub(crate) watermark: i64,
+    pub(crate) processing_time: i64,
     /// The output index of what is emitted, and the record it inherits
-    /// from: the group's last record, or the timer.
-    index: u32,
-    base: Record<'c>,
-    count: u32,
+    /// from: the group's last record, the timer, or the window's key and
+    /// end - 1.
+    pub(crate) index: u32,
+    pub(crate) base: Record<'c>,
+    pub(crate) count: u32,
+    /// Set for a window process function, which has no timers.
+    pub(crate) window: bool,
 }
 
 impl<'c> Context<'c> {
@@ -67,7 +72,8 @@ impl<'c> Context<'c> {
     }
 
     /// Emits an output; the fields it does not set are the last record's of
-    /// the group (for on_timer: the timer's key and timestamp, no headers).
+    /// the group (for on_timer: the timer's key and timestamp, no headers;
+    /// for a window: its key and end - 1, no headers).
     pub fn emit(&mut self, o: Output) {
         frame::put_record(self.out, self.index, &o, &self.base);
         self.count += 1;
@@ -79,21 +85,33 @@ impl<'c> Context<'c> {
     }
 
     /// Emits a value with the current key, the last record's (or the
-    /// timer's) timestamp and no headers.
+    /// timer's, or the window's end - 1) timestamp and no headers.
     pub fn emit_value(&mut self, value: &[u8]) {
         let (key, ts) = (self.key, self.base.timestamp);
         self.emit(Output::new(value).key(key).timestamp(ts).headers(Vec::<Header>::new()));
     }
 
     /// Registers a timer for the current key; registering the same timer
-    /// twice registers it once.
+    /// twice registers it once. A window process function has no timers:
+    /// it panics.
     pub fn register_timer(&mut self, domain: TimeDomain, timestamp: i64) {
+        self.timers();
         host::timer_register(domain as u32, timestamp);
     }
 
-    /// Deletes the current key's timer, if registered.
+    /// Deletes the current key's timer, if registered. A window process
+    /// function has no timers: it panics.
     pub fn delete_timer(&mut self, domain: TimeDomain, timestamp: i64) {
+        self.timers();
         host::timer_delete(domain as u32, timestamp);
+    }
+
+    /// Refuses a timer call from a window process function before the host
+    /// traps it, with a message that says why.
+    fn timers(&self) {
+        if self.window {
+            panic!("window process functions have no timers (as Flink's ProcessWindowFunction): a window fires when the watermark passes its end");
+        }
     }
 
     /// The index of a declared state; a state the module does not list in
@@ -118,10 +136,12 @@ type RunFn<F> = fn(&mut Keyed, &mut Vec<u8>, &'static [&'static StateDecl], F, &
 pub const PROCESS: Runner<ProcessFn> = Runner(Keyed::process);
 #[doc(hidden)]
 pub const ON_TIMER: Runner<OnTimerFn> = Runner(Keyed::on_timer);
+#[doc(hidden)]
+pub const WINDOW_PROCESS_WITH_STATE: Runner<WindowStateFn> = Runner(window_state::window_process);
 
 /// Buffers reused by every keyed call.
 pub struct Keyed {
-    scratch: Vec<u8>,
+    pub(crate) scratch: Vec<u8>,
 }
 
 impl Keyed {
@@ -167,6 +187,7 @@ impl Keyed {
                 index: index - 1,
                 base,
                 count: 0,
+                window: false,
             };
             match f(&mut ctx, group.key, &recs) {
                 Ok(()) => count += ctx.count,
@@ -218,6 +239,7 @@ impl Keyed {
                 index: g,
                 base,
                 count: 0,
+                window: false,
             };
             match f(&mut ctx, group.key, timer) {
                 Ok(()) => count += ctx.count,
@@ -235,7 +257,7 @@ impl Keyed {
 
 /// Reads a grouped frame's head: the watermark, the processing time and the
 /// group count.
-fn head(r: &mut Reader) -> std::result::Result<(i64, i64, u32), String> {
+pub(crate) fn head(r: &mut Reader) -> std::result::Result<(i64, i64, u32), String> {
     r.u8()?;
     Ok((r.i64()?, r.i64()?, r.u32()?))
 }

@@ -31,6 +31,7 @@ mod log;
 mod record;
 mod state;
 mod window;
+mod window_state;
 
 #[doc(hidden)]
 pub mod export;

@@ -114,7 +114,7 @@ pub(crate) fn read_side<'a>(r: &mut Reader<'a>, recs: &mut Vec<Record<'a>>) -> s
 }
 
 /// Reads a group's records and skips its right side, if any.
-fn read_group<'a>(r: &mut Reader<'a>, flags: u8, recs: &mut Vec<Record<'a>>) -> std::result::Result<(), String> {
+pub(crate) fn read_group<'a>(r: &mut Reader<'a>, flags: u8, recs: &mut Vec<Record<'a>>) -> std::result::Result<(), String> {
     read_side(r, recs)?;
     if flags & frame::GROUP_TWO_SIDED != 0 {
         let mut right = Vec::new();

@@ -1,0 +1,162 @@
+package runtime
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/state"
+)
+
+// An interval join's snapshot, little-endian:
+//
+//	"WSIJ" | u8 version 1 | i64 watermark | side left | side right
+//	side: u32 key count | key*
+//	key:  bytes key | u32 record count | record*
+//	record: i64 timestamp | bytes value
+//
+// where bytes is u32 length | bytes. Expiries are not stored: they follow
+// from the timestamps and the join's bounds, and are computed again on
+// restore, which also lets keys move between subtasks when parallelism
+// changes.
+const (
+	joinMagic   = "WSIJ"
+	joinVersion = 1
+)
+
+// joinPart checkpoints an interval join's buffered records.
+type joinPart struct {
+	name string
+	op   *intervalJoin
+}
+
+// snapshot encodes the buffers on the task goroutine: between batches no
+// join function call is pending.
+func (p *joinPart) snapshot(context.Context, int64) ([]pendingBlob, error) {
+	return []pendingBlob{{name: p.name, data: p.op.encode()}}, nil
+}
+
+// encode writes the snapshot. The budget's count of used bytes bounds its
+// size, so one allocation holds it.
+func (j *intervalJoin) encode() []byte {
+	b := make([]byte, 0, int64(len(joinMagic)+1+8+2*4)+j.used)
+	b = append(append(b, joinMagic...), joinVersion)
+	b = binary.LittleEndian.AppendUint64(b, uint64(j.wm))
+	for _, keys := range j.sides {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(keys)))
+		for _, k := range keys {
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(k.key)))
+			b = append(b, k.key...)
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(k.recs)))
+			for _, r := range k.recs {
+				b = binary.LittleEndian.AppendUint64(b, uint64(r.ts))
+				b = appendWindowBytes(b, r.value)
+			}
+		}
+	}
+	return b
+}
+
+// restore loads, before the first batch, the buffered records of the keys
+// whose key groups rng holds from snapshots of any parallelism. The
+// watermark is the lowest of the snapshots': a subtask's own was at least
+// that, so no record it would have joined is taken for late.
+func (j *intervalJoin) restore(srcs []io.Reader, maxP int, rng state.Range) error {
+	if len(srcs) == 0 {
+		return nil
+	}
+	decoded := make([]*windowDecoder, 0, len(srcs))
+	wm := int64(0)
+	for i, src := range srcs {
+		data, err := io.ReadAll(src)
+		if err != nil {
+			return fmt.Errorf("operator[%s]: interval join snapshot %d: %w", j.vertex, i, err)
+		}
+		d, snapWM, err := openJoinSnapshot(data)
+		if err != nil {
+			return fmt.Errorf("operator[%s]: interval join snapshot %d: %w", j.vertex, i, err)
+		}
+		if i == 0 || snapWM < wm {
+			wm = snapWM
+		}
+		decoded = append(decoded, d)
+	}
+	j.wm = wm
+	for i, d := range decoded {
+		var overBudget error
+		err := readJoinSnapshot(d, func(side int, key []byte, ts int64, value []byte) error {
+			if !rng.Contains(state.KeyGroup(key, maxP)) {
+				return nil
+			}
+			overBudget = j.buffer(side, key, ts, value)
+			return overBudget
+		})
+		if overBudget != nil {
+			return overBudget
+		}
+		if err != nil {
+			return fmt.Errorf("operator[%s]: interval join snapshot %d: %w", j.vertex, i, err)
+		}
+	}
+	return nil
+}
+
+// openJoinSnapshot checks a snapshot's header and returns its watermark and
+// a decoder at its first side.
+func openJoinSnapshot(data []byte) (*windowDecoder, int64, error) {
+	d := &windowDecoder{b: data}
+	if string(d.take(len(joinMagic))) != joinMagic {
+		return nil, abi.NoWatermark, fmt.Errorf("not an interval join snapshot")
+	}
+	if v := d.u8(); v != joinVersion {
+		return nil, abi.NoWatermark, fmt.Errorf("interval join snapshot version %d, want %d", v, joinVersion)
+	}
+	wm := d.i64()
+	return d, wm, d.err
+}
+
+// readJoinSnapshot calls rec for every buffered record of both sides, in
+// their order per key.
+func readJoinSnapshot(d *windowDecoder, rec func(side int, key []byte, ts int64, value []byte) error) error {
+	for side := range 2 {
+		for n := d.u32(); n > 0 && d.err == nil; n-- {
+			key := d.bytes()
+			for m := d.u32(); m > 0 && d.err == nil; m-- {
+				ts, value := d.i64(), d.bytes()
+				if d.err != nil {
+					break
+				}
+				if err := rec(side, key, ts, value); err != nil {
+					return err
+				}
+			}
+		}
+		if d.err != nil {
+			return fmt.Errorf("%s side: %w", [2]string{"left", "right"}[side], d.err)
+		}
+	}
+	if len(d.b) > 0 {
+		return fmt.Errorf("%d bytes after the last record", len(d.b))
+	}
+	return nil
+}
+
+// checkpointJoin makes an interval join part of its task's checkpoints and
+// restores its buffers.
+func (b *builder) checkpointJoin(ctx context.Context, t *task, v *vertex, i int, j *intervalJoin) error {
+	t.cp.add(&joinPart{name: blobName(blobJoin, v.id, i), op: j})
+	if b.restore == nil {
+		return nil
+	}
+	srcs, err := b.restore.readers(ctx, blobJoin, v.id)
+	if err != nil {
+		return err
+	}
+	job := b.j.plan.job
+	if err := j.restore(srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.parallelism, i)); err != nil {
+		return b.restore.fail(err)
+	}
+	return nil
+}
