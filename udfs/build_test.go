@@ -74,7 +74,7 @@ func wasmOf(tb testing.TB, name string) []byte {
 	tb.Helper()
 	b := builds[name]
 	b.once.Do(func() {
-		if b.err = statSources(name, "../sdk/go", "../abi", "../sdk/rust/src", "../sdk/c", "../sdk/assemblyscript/assembly"); b.err != nil {
+		if b.err = statSources(name, ".", "../sdk/go", "../abi", "../sdk/rust/src", "../sdk/c", "../sdk/assemblyscript/assembly"); b.err != nil {
 			return
 		}
 		out := filepath.Join(buildDir, name+".wasm")

@@ -1,0 +1,16 @@
+# Builds $(NAME).wasm from the Rust sources of the including directory, with
+# the Rust SDK (sdk/rust). Debian's cargo and rustc have the wasm32 standard
+# library. A module's Makefile sets NAME and includes this file.
+OUT ?= $(NAME).wasm
+CARGO ?= /usr/bin/cargo
+export RUSTC ?= /usr/bin/rustc
+TARGET := wasm32-unknown-unknown
+
+# cargo decides itself what is out of date.
+.PHONY: $(OUT) clean
+$(OUT):
+	$(CARGO) build --offline --release --target $(TARGET)
+	cp target/$(TARGET)/release/$(subst -,_,$(NAME)).wasm $(OUT)
+
+clean:
+	rm -rf target $(NAME).wasm
