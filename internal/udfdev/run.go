@@ -94,9 +94,21 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 		}
 		return runProcess(ctx, pool, fn, onTimer, mod.Description.States, recs, w, opt)
 	}
+	return callBatches(ctx, pool, fn, recs, opt.BatchSize, func(start int, batch []abi.Record, output []byte) error {
+		if err := writeOutputs(w, kind, output, batch, start); err != nil {
+			return fmt.Errorf("function %q: %w", opt.Function, err)
+		}
+		return nil
+	})
+}
+
+// callBatches calls a function of a kind that takes input frames over recs
+// in batches of size, and hands each batch's output to answer with the
+// batch and the input number of its first record.
+func callBatches(ctx context.Context, pool *host.Pool, fn int, recs []abi.Record, size int, answer func(start int, batch []abi.Record, output []byte) error) error {
 	var frame []byte
-	for start := 0; start < len(recs); start += opt.BatchSize {
-		batch := recs[start:min(start+opt.BatchSize, len(recs))]
+	for start := 0; start < len(recs); start += size {
+		batch := recs[start:min(start+size, len(recs))]
 		frame = abi.AppendInputHeader(frame[:0], uint32(len(batch)))
 		for i := range batch {
 			frame = abi.AppendRecord(frame, &batch[i])
@@ -105,8 +117,8 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 		if err != nil {
 			return err
 		}
-		if err := writeOutputs(w, kind, output, batch, start); err != nil {
-			return fmt.Errorf("function %q: %w", opt.Function, err)
+		if err := answer(start, batch, output); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -108,18 +108,8 @@ func mergeSessions(in []session) []session {
 // runWatermark runs a watermark function over recs in batches and writes
 // the watermarks it emits after records, and its errors.
 func runWatermark(ctx context.Context, pool *host.Pool, fn int, recs []abi.Record, w *lineWriter, opt Options) error {
-	var frame []byte
-	for start := 0; start < len(recs); start += opt.BatchSize {
-		batch := recs[start:min(start+opt.BatchSize, len(recs))]
-		frame = abi.AppendInputHeader(frame[:0], uint32(len(batch)))
-		for i := range batch {
-			frame = abi.AppendRecord(frame, &batch[i])
-		}
-		output, err := pool.Call(ctx, fn, frame)
-		if err != nil {
-			return err
-		}
-		err = eachEntry(output, len(batch), func(e *abi.Entry) error {
+	return callBatches(ctx, pool, fn, recs, opt.BatchSize, func(start int, batch []abi.Record, output []byte) error {
+		err := eachEntry(output, len(batch), func(e *abi.Entry) error {
 			input := start + int(e.Index)
 			switch e.Tag {
 			case abi.TagError:
@@ -134,6 +124,6 @@ func runWatermark(ctx context.Context, pool *host.Pool, fn int, recs []abi.Recor
 		if err != nil {
 			return fmt.Errorf("function %q: %w", opt.Function, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
