@@ -84,22 +84,22 @@ func (s *JetStreamSource) deliver(b *abi.Batch, d delivery) (bool, error) {
 		s.err = fmt.Errorf("connector: read stream %q filter %q: %w", s.stream, f.name, d.err)
 		return false, s.err
 	}
-	meta, err := d.msg.Metadata()
+	meta, err := parseAckSubject(d.msg.Reply())
 	if err != nil {
 		s.err = fmt.Errorf("connector: read stream %q filter %q: %w", s.stream, f.name, err)
 		return false, s.err
 	}
-	seq := meta.Sequence.Stream
+	seq := meta.seq
 	if s.bounded && seq > f.end {
 		s.finish(f)
 		return false, nil
 	}
-	s.scratch.append(b, d.msg.Data(), meta.Timestamp.UnixMilli(), d.msg.Headers())
+	s.scratch.append(b, d.msg.Data(), time.Unix(0, meta.nanos).UnixMilli(), d.msg.Headers())
 	s.splits = append(s.splits, int32(d.filter))
 	f.pos = seq
 	// NumPending is 0 before the end only when the messages up to the end
 	// were removed from the stream after the source started.
-	if s.bounded && (seq == f.end || meta.NumPending == 0) {
+	if s.bounded && (seq == f.end || meta.pending == 0) {
 		s.finish(f)
 	}
 	return true, nil

@@ -71,9 +71,11 @@ type delivery struct {
 
 const (
 	// pullBatch bounds the messages each ordered consumer has requested
-	// but not yet handed over; pulls of about a thousand messages read
-	// fastest.
-	pullBatch = 1024
+	// but not yet handed over, and pullBytes their bytes unless the
+	// server's largest message is larger. Small messages read about a
+	// fifth faster than with 1,024 (docs/PERFORMANCE.md).
+	pullBatch = 4096
+	pullBytes = 8 << 20
 	// queueLen bounds the messages waiting for Fetch, for all filters of
 	// a subtask together.
 	queueLen = 1024
@@ -151,7 +153,9 @@ func (s *JetStreamSource) openFilter(ctx context.Context, st jetstream.Stream, f
 	if err != nil {
 		return fmt.Errorf("connector: source on stream %q filter %q: %w", s.stream, f.name, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(pullBatch))
+	// A byte limit below the largest message would stall the consumer.
+	limit := max(pullBytes, int(s.js.Conn().MaxPayload()))
+	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(pullBatch, limit))
 	if err != nil {
 		return fmt.Errorf("connector: source on stream %q filter %q: %w", s.stream, f.name, err)
 	}

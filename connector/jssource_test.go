@@ -480,3 +480,33 @@ func TestJetStreamSourceFailsOnLostConnection(t *testing.T) {
 		t.Fatalf("Close = %v, want the failed consumer deletion", err)
 	}
 }
+
+// TestJetStreamSourceReadsPastTheByteWindow: messages near the server's
+// largest, more of them than the pull window's bytes hold, all arrive in
+// order: the byte limit bounds each pull and never stalls the consumer.
+func TestJetStreamSourceReadsPastTheByteWindow(t *testing.T) {
+	ts := startServer(t)
+	ctx := testCtx(t)
+	if err := EnsureStream(ctx, ts.js, "BIG", "big.>"); err != nil {
+		t.Fatal(err)
+	}
+	size := int(ts.js.Conn().MaxPayload()) - 1024
+	n := pullBytes/size + 3
+	for i := range n {
+		value := fmt.Appendf(nil, "%06d", i)
+		value = append(value, strings.Repeat("x", size-len(value))...)
+		if _, err := ts.js.Publish(ctx, "big.a", value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := newSource(t, ts, JetStreamSourceConfig{Stream: "BIG", Bounded: true, Parallelism: 1})
+	gs := readToEOF(t, src)
+	if len(gs) != n {
+		t.Fatalf("read %d messages, want %d", len(gs), n)
+	}
+	for i, g := range gs {
+		if len(g.value) != size || g.value[:6] != fmt.Sprintf("%06d", i) {
+			t.Fatalf("message %d: %d bytes starting %q, want %d bytes starting %06d", i, len(g.value), g.value[:6], size, i)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -35,8 +36,10 @@ type commitPublisher struct {
 	sub *nats.Subscription
 	// msg, its header and vals are reused for every message: PublishMsg
 	// copies them out before it returns.
-	msg   nats.Msg
-	vals  [3]string
+	msg  nats.Msg
+	vals [3]string
+	// own: the header holds the previous record's own headers.
+	own   bool
 	text  []byte
 	timer *time.Timer
 
@@ -117,15 +120,20 @@ func ackError(m *nats.Msg) error {
 // by validRecord when it was staged.
 func (p *commitPublisher) publish(r *abi.Record, id []byte) error {
 	h := p.msg.Header
-	clear(h)
-	for _, hd := range r.Headers {
-		name := string(hd.Name)
-		h[name] = append(h[name], string(hd.Value))
+	if p.own || len(r.Headers) > 0 {
+		clear(h)
+		for _, hd := range r.Headers {
+			name := string(hd.Name)
+			h[name] = append(h[name], string(hd.Value))
+		}
+		p.own = len(r.Headers) > 0
 	}
-	// One string holds the key, the timestamp and the id.
+	// One string holds the key, the id and the timestamp. It aliases text
+	// instead of copying it: PublishMsg encodes the header before it
+	// returns, and text is only rewritten for the next message.
 	p.text = append(append(p.text[:0], r.Key...), id...)
 	p.text = strconv.AppendInt(p.text, r.Timestamp, 10)
-	text := string(p.text)
+	text := unsafe.String(unsafe.SliceData(p.text), len(p.text))
 	keyEnd, idEnd := len(r.Key), len(r.Key)+len(id)
 	p.vals = [3]string{text[:keyEnd], text[keyEnd:idEnd], text[idEnd:]}
 	h[HeaderKey] = p.vals[0:1:1]
