@@ -113,7 +113,7 @@ func BenchmarkWindowProcessState(b *testing.B) {
 	for _, backend := range backends {
 		b.Run(backend, func(b *testing.B) {
 			wp := windowPlan{typ: windowTumbling, size: 1_000, slide: 1_000, states: true}
-			windowBench(b, wp, 10_000, 100, windowStateFunc(b, backend, &wp, "count", 1, 0, 1024))
+			windowBench(b, wp, 10_000, 100, windowStateFunc(b, backend, &wp, "firings", "count", 1, 0, 1024))
 		})
 	}
 }

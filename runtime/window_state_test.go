@@ -12,22 +12,23 @@ import (
 	"wasmstream.io/platform/state"
 )
 
-// statefulWindow builds a window operator over function fn of udfs/firings
+// statefulWindow builds a window operator over function fn of the module
+// built from udfs/<module> (firings or one of its twins in other languages)
 // with per-window state in backend, owning subtask i of p's key groups.
-func statefulWindow(t *testing.T, backend string, wp windowPlan, fn string, p, i int, out *tapeSink) *windowOp {
+func statefulWindow(t *testing.T, backend string, wp windowPlan, module, fn string, p, i int, out *tapeSink) *windowOp {
 	t.Helper()
 	wp.states = true
-	w, _ := testWindow(&wp, windowStateFunc(t, backend, &wp, fn, p, i, 3), out, nil)
+	w, _ := testWindow(&wp, windowStateFunc(t, backend, &wp, module, fn, p, i, 3), out, nil)
 	t.Cleanup(func() { _ = w.state.keyed.Close() })
 	return w
 }
 
-// windowStateFunc makes the window function of function fn of udfs/firings
+// windowStateFunc makes the window function of function fn of udfs/<module>
 // with per-window state in backend, for subtask i of p, with at most
 // maxGroups groups per call. Closing the operator closes the state.
-func windowStateFunc(tb testing.TB, backend string, wp *windowPlan, fn string, p, i, maxGroups int) func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
+func windowStateFunc(tb testing.TB, backend string, wp *windowPlan, module, fn string, p, i, maxGroups int) func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
 	tb.Helper()
-	mod := windowModule(tb, "firings")
+	mod := windowModule(tb, module)
 	descs, err := stateDescriptors(mod.Description, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -131,46 +132,52 @@ func TestWindowStateFirings(t *testing.T) {
 			kept: map[string]int{"a 10 30": 1},
 		},
 	}
-	for _, backend := range backends {
-		for _, tt := range tests {
-			t.Run(backend+"/"+tt.name, func(t *testing.T) {
-				out := &tapeSink{}
-				w := statefulWindow(t, backend, tt.plan, "count", 1, 0, out)
-				runWindow(t, w, tt.steps)
-				checkLines(t, "output", out.lines, tt.want)
-				for _, win := range tt.gone {
-					var key string
-					var start, end int64
-					fmt.Sscan(win, &key, &start, &end)
-					if n, ok := firedState(t, w, key, start, end); ok {
-						t.Errorf("window %s kept its state %d after it was dropped", win, n)
+	for _, module := range firingsModules {
+		for _, backend := range backends {
+			for _, tt := range tests {
+				t.Run(module+"/"+backend+"/"+tt.name, func(t *testing.T) {
+					out := &tapeSink{}
+					w := statefulWindow(t, backend, tt.plan, module, "count", 1, 0, out)
+					runWindow(t, w, tt.steps)
+					checkLines(t, "output", out.lines, tt.want)
+					for _, win := range tt.gone {
+						var key string
+						var start, end int64
+						fmt.Sscan(win, &key, &start, &end)
+						if n, ok := firedState(t, w, key, start, end); ok {
+							t.Errorf("window %s kept its state %d after it was dropped", win, n)
+						}
 					}
-				}
-				for win, want := range tt.kept {
-					var key string
-					var start, end int64
-					fmt.Sscan(win, &key, &start, &end)
-					if n, ok := firedState(t, w, key, start, end); !ok || n != want {
-						t.Errorf("window %s: state %d %v, want %d", win, n, ok, want)
+					for win, want := range tt.kept {
+						var key string
+						var start, end int64
+						fmt.Sscan(win, &key, &start, &end)
+						if n, ok := firedState(t, w, key, start, end); !ok || n != want {
+							t.Errorf("window %s: state %d %v, want %d", win, n, ok, want)
+						}
 					}
-				}
-				if entries, timers := stateCounts(t, w); entries != int64(len(tt.kept)) || timers != int64(len(tt.kept)) {
-					t.Errorf("state holds %d entries and %d cleanup timers, want %d of each", entries, timers, len(tt.kept))
-				}
-				runWindow(t, w, []windowStep{"wm max"})
-				if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {
-					t.Errorf("at the end of input the state holds %d entries and %d cleanup timers, want none", entries, timers)
-				}
-			})
+					if entries, timers := stateCounts(t, w); entries != int64(len(tt.kept)) || timers != int64(len(tt.kept)) {
+						t.Errorf("state holds %d entries and %d cleanup timers, want %d of each", entries, timers, len(tt.kept))
+					}
+					runWindow(t, w, []windowStep{"wm max"})
+					if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {
+						t.Errorf("at the end of input the state holds %d entries and %d cleanup timers, want none", entries, timers)
+					}
+				})
+			}
 		}
 	}
 }
+
+// firingsModules are udfs/firings and its twins written with the other
+// SDKs: their per-window state must behave alike.
+var firingsModules = []string{"firings", "firings-rust", "firings-c", "firings-as"}
 
 // Processing-time windows drop their state when they fire: there is no
 // lateness.
 func TestWindowStateProcessingTime(t *testing.T) {
 	out := &tapeSink{}
-	w := statefulWindow(t, state.BackendMemory, windowPlan{typ: windowTumbling, size: 10, slide: 10, processing: true}, "count", 1, 0, out)
+	w := statefulWindow(t, state.BackendMemory, windowPlan{typ: windowTumbling, size: 10, slide: 10, processing: true}, "firings", "count", 1, 0, out)
 	now := int64(3)
 	w.clock = func() int64 { return now }
 	ctx := context.Background()
@@ -191,21 +198,25 @@ func TestWindowStateProcessingTime(t *testing.T) {
 // does the operator whatever on_udf_error says, since the call may have
 // changed state.
 func TestWindowStateRefusesTimers(t *testing.T) {
-	for _, mode := range []string{onErrorFail, onErrorSkip} {
-		t.Run(mode, func(t *testing.T) {
-			w := statefulWindow(t, state.BackendMemory, windowPlan{typ: windowTumbling, size: 10, slide: 10}, "rearm", 1, 0, &tapeSink{})
-			w.policy.mode = mode
-			runWindow(t, w, []windowStep{"a@1 x"})
-			err := windowStep("wm 9").apply(context.Background(), w)
-			if err == nil {
-				t.Fatal("a timer call from a window_process function passed")
-			}
-			for _, want := range []string{"operator[win]", "timer_register", "window_process functions have no timers"} {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not say %q", err, want)
+	// firings-rust has no rearm: the Rust SDK refuses timers in a window
+	// function before they reach the host.
+	for _, module := range []string{"firings", "firings-c", "firings-as"} {
+		for _, mode := range []string{onErrorFail, onErrorSkip} {
+			t.Run(module+"/"+mode, func(t *testing.T) {
+				w := statefulWindow(t, state.BackendMemory, windowPlan{typ: windowTumbling, size: 10, slide: 10}, module, "rearm", 1, 0, &tapeSink{})
+				w.policy.mode = mode
+				runWindow(t, w, []windowStep{"a@1 x"})
+				err := windowStep("wm 9").apply(context.Background(), w)
+				if err == nil {
+					t.Fatal("a timer call from a window_process function passed")
 				}
-			}
-		})
+				for _, want := range []string{"operator[win]", "timer_register", "window_process functions have no timers"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not say %q", err, want)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -223,7 +234,7 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 	plan := windowPlan{typ: windowTumbling, size: 10, slide: 10, lateness: 100}
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
-			before := statefulWindow(t, backend, plan, "count", 1, 0, &tapeSink{})
+			before := statefulWindow(t, backend, plan, "firings", "count", 1, 0, &tapeSink{})
 			runWindow(t, before, []windowStep{windowStep(strings.Join(recs, "; ")), "wm 9"})
 			blobs, err := (&windowPart{name: "w", op: before}).snapshot(ctx, 1)
 			if err != nil {
@@ -238,7 +249,7 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 				got := 0
 				for i := 0; i < p; i++ {
 					out := &tapeSink{}
-					w := statefulWindow(t, backend, plan, "count", p, i, out)
+					w := statefulWindow(t, backend, plan, "firings", "count", p, i, out)
 					if err := w.restore(ctx, []io.Reader{bytes.NewReader(buf.Bytes())}, 128, state.RangeOf(128, p, i)); err != nil {
 						t.Fatal(err)
 					}
@@ -345,7 +356,7 @@ sinks: [{id: out, input: win, discard: true}]
 // window_all keeps per-window state too, under the empty key.
 func TestWindowStateWindowAll(t *testing.T) {
 	out := &tapeSink{}
-	w := statefulWindow(t, state.BackendMemory, windowPlan{typ: windowTumbling, size: 10, slide: 10, lateness: 5, all: true}, "count", 1, 0, out)
+	w := statefulWindow(t, state.BackendMemory, windowPlan{typ: windowTumbling, size: 10, slide: 10, lateness: 5, all: true}, "firings", "count", 1, 0, out)
 	runWindow(t, w, []windowStep{"a@1 x; b@2 x", "wm 9", "c@3 x", "wm 14"})
 	checkLines(t, "output", out.lines, []string{"@9  [0,10) firing 1: 2 records", "wm 9", "@9  [0,10) firing 2: 3 records", "wm 14"})
 	if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {
