@@ -63,3 +63,15 @@ func filtersOf(stream string, subjects []string) ([]string, error) {
 	}
 	return subjects, nil
 }
+
+// SubtaskFilters are the filters subtask reads of a source whose filters
+// (its subject filters, or the one of the whole stream) are shared among
+// parallelism subtasks, in the order the subtask numbers its splits: every
+// parallelism-th filter from the subtask's index.
+func SubtaskFilters[T any](filters []T, subtask, parallelism int) []T {
+	var out []T
+	for i := subtask; i < len(filters); i += parallelism {
+		out = append(out, filters[i])
+	}
+	return out
+}

@@ -111,8 +111,8 @@ func NewJetStreamSource(ctx context.Context, js jetstream.JetStream, cfg JetStre
 		timer:   time.NewTimer(time.Hour),
 	}
 	s.timer.Stop()
-	for i := cfg.Subtask; i < len(names); i += cfg.Parallelism {
-		f := &filterReader{name: names[i], index: len(s.filters), pos: cfg.Start[names[i]]}
+	for _, name := range SubtaskFilters(names, cfg.Subtask, cfg.Parallelism) {
+		f := &filterReader{name: name, index: len(s.filters), pos: cfg.Start[name]}
 		s.filters = append(s.filters, f)
 		if err := s.openFilter(ctx, st, f, cfg.End); err != nil {
 			return nil, errors.Join(err, s.Close())

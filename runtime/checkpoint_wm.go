@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+
+	"wasmstream.io/platform/connector"
 )
 
 // A source subtask's watermark generator snapshot, little-endian:
@@ -144,9 +146,8 @@ func pickSplitState(name string, subtask, parallelism int, snaps map[int][]wmSpl
 }
 
 // sourceSplitNames names the splits subtask i of source v reads, in the
-// order its source numbers them: a JetStream source's subtask reads every
-// parallelism-th subject filter from its own index (the whole stream is
-// one unnamed filter); a generator has one unnamed split.
+// order its source numbers them (connector.SubtaskFilters; the whole stream
+// is one unnamed filter); a generator has one unnamed split.
 func sourceSplitNames(v *vertex, i int) []string {
 	js := v.source.JetStream
 	if js == nil {
@@ -156,11 +157,7 @@ func sourceSplitNames(v *vertex, i int) []string {
 	if len(filters) == 0 {
 		filters = []string{""}
 	}
-	var out []string
-	for k := i; k < len(filters); k += v.parallelism {
-		out = append(out, filters[k])
-	}
-	return out
+	return connector.SubtaskFilters(filters, i, v.parallelism)
 }
 
 // checkpointWatermarks makes a source subtask's watermark generator part of
