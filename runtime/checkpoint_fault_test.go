@@ -93,32 +93,9 @@ func (f *failureSchedule) inject(point, job, task string) error {
 // failure schedule and checks its output: lost = duplicated = out of order
 // = 0, and keyed state always the previous record's.
 func TestFailingMapperSchedule(t *testing.T) {
-	m, js := newJetStreamManager(t)
-	ctx := context.Background()
-	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "seqcheck"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
-		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
 	const keys, perKey = 200, 500
-	for s := 1; s <= perKey; s++ {
-		for k := 0; k < keys; k++ {
-			if _, err := js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if s%20 == 0 {
-			<-js.PublishAsyncComplete()
-		}
-	}
-	<-js.PublishAsyncComplete()
+	m, js, mod := newSeqcheckJob(t, keys, perKey)
+	ctx := context.Background()
 	spec := fmt.Sprintf(`
 name: failing
 parallelism: 2
@@ -158,6 +135,39 @@ sinks: [{id: out, input: track, jetstream: {subject: out}}]
 
 // checkSeqOutput reads the OUT stream and asserts seqcheck's outputs are
 // each key's 1..perKey exactly once, in order, with state intact.
+// newSeqcheckJob starts a manager on JetStream with udfs/seqcheck uploaded,
+// stream IN holding perKey sequence numbers for each of keys keys (over
+// subjects in.0 to in.3) and an empty stream OUT on subject out.
+func newSeqcheckJob(t *testing.T, keys, perKey int) (*Manager, jetstream.JetStream, ModuleInfo) {
+	t.Helper()
+	m, js := newJetStreamManager(t)
+	ctx := context.Background()
+	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "seqcheck"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
+		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for s := 1; s <= perKey; s++ {
+		for k := 0; k < keys; k++ {
+			if _, err := js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s%20 == 0 {
+			<-js.PublishAsyncComplete()
+		}
+	}
+	<-js.PublishAsyncComplete()
+	return m, js, mod
+}
+
 func checkSeqOutput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
 	t.Helper()
 	ctx := context.Background()

@@ -10,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/checkpoint"
-	"wasmstream.io/platform/internal/wasmbuild"
 )
 
 // TestUnalignedCheckpointUnderBackpressure is the unaligned twin of
@@ -22,34 +19,9 @@ import (
 // barriers overtake the queued buffers, so a checkpoint completes without
 // aligning, and what they overtook is stored as its in-flight data.
 func TestUnalignedCheckpointUnderBackpressure(t *testing.T) {
-	m := newTestManager(t)
-	info, err := m.SubmitJob(context.Background(), []byte(`
-name: pressure
-checkpoint: {interval: 50ms, mode: exactly_once, unaligned: true}
-sources: [{id: gen, parallelism: 2, generator: {kind: sequence}}]
-sinks: [{id: out, input: gen, parallelism: 1, discard: true, throttle: 50000}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var latest *checkpoint.Stats
-	deadline := time.Now().Add(time.Minute)
-	for latest == nil || latest.InFlight == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no checkpoint with in-flight data completed in a minute: %+v", latest)
-		}
-		time.Sleep(20 * time.Millisecond)
-		got, err := m.GetJob(context.Background(), info.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		latest = got.Checkpoint.Latest
-	}
+	latest := checkpointUnderBackpressure(t, ", unaligned: true", func(s *checkpoint.Stats) bool { return s.InFlight > 0 })
 	if latest.Alignment != 0 || latest.InFlight > latest.Size {
 		t.Fatalf("unaligned checkpoint %+v: want no alignment and in-flight bytes within its size", latest)
-	}
-	if _, err := m.CancelJob(context.Background(), info.ID); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -74,32 +46,9 @@ sinks: [{id: out, input: gen, discard: true}]
 // its in-flight data is replayed and the output is still each key's
 // records exactly once, in order, with the state of the record before.
 func TestUnalignedRestoreExactlyOnce(t *testing.T) {
-	m, js := newJetStreamManager(t)
-	ctx := context.Background()
-	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "seqcheck"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
-		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
 	const keys, perKey = 100, 300
-	for s := 1; s <= perKey; s++ {
-		for k := 0; k < keys; k++ {
-			if _, err := js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if s%20 == 0 {
-			<-js.PublishAsyncComplete()
-		}
-	}
-	<-js.PublishAsyncComplete()
+	m, js, mod := newSeqcheckJob(t, keys, perKey)
+	ctx := context.Background()
 	// The throttled sink is chained to track, so track's input channels
 	// fill up and the sources wait: the barriers have data to overtake.
 	spec := fmt.Sprintf(`
