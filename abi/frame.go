@@ -96,6 +96,15 @@ func AppendInputHeader(dst []byte, count uint32) []byte {
 	return binary.LittleEndian.AppendUint32(dst, count)
 }
 
+// AppendFrame appends a whole input frame of recs.
+func AppendFrame(dst []byte, recs []Record) []byte {
+	dst = AppendInputHeader(dst, uint32(len(recs)))
+	for i := range recs {
+		dst = AppendRecord(dst, &recs[i])
+	}
+	return dst
+}
+
 // SetCount overwrites the count of a frame started at dst[0].
 func SetCount(frame []byte, count uint32) { binary.LittleEndian.PutUint32(frame, count) }
 

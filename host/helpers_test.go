@@ -133,10 +133,7 @@ func newPool(t testing.TB, m *Module, cfg InstanceConfig) *Pool {
 
 // inputFrame encodes records into an input frame.
 func inputFrame(records ...abi.Record) []byte {
-	frame := abi.AppendInputHeader(nil, uint32(len(records)))
-	for i := range records {
-		frame = abi.AppendRecord(frame, &records[i])
-	}
+	frame := abi.AppendFrame(nil, records)
 	return frame
 }
 

@@ -77,10 +77,7 @@ func (o *wasmOp) processChunk(ctx context.Context, recs []abi.Record) error {
 // call runs the function over recs and decodes its output into o.out,
 // applying the error policy to records the guest reports as failed.
 func (o *wasmOp) call(ctx context.Context, recs []abi.Record) error {
-	o.frame = abi.AppendInputHeader(o.frame[:0], uint32(len(recs)))
-	for i := range recs {
-		o.frame = abi.AppendRecord(o.frame, &recs[i])
-	}
+	o.frame = abi.AppendFrame(o.frame[:0], recs)
 	outFrame, err := o.pool.Call(ctx, o.fn, o.frame)
 	if err != nil {
 		return err

@@ -75,10 +75,7 @@ func (p *punctuator) chunk(ctx context.Context, g *wmSource, recs []abi.Record) 
 
 // call runs the function and collects its punctuations and failures.
 func (p *punctuator) call(ctx context.Context, recs []abi.Record) error {
-	p.frame = abi.AppendInputHeader(p.frame[:0], uint32(len(recs)))
-	for i := range recs {
-		p.frame = abi.AppendRecord(p.frame, &recs[i])
-	}
+	p.frame = abi.AppendFrame(p.frame[:0], recs)
 	out, err := p.pool.Call(ctx, p.fn, p.frame)
 	if err != nil {
 		return err

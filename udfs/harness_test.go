@@ -131,11 +131,7 @@ func instantiateIn(tb testing.TB, rt wazero.Runtime, name string) *instance {
 
 // frame encodes records as an input frame.
 func frame(recs []abi.Record) []byte {
-	f := abi.AppendInputHeader(nil, uint32(len(recs)))
-	for i := range recs {
-		f = abi.AppendRecord(f, &recs[i])
-	}
-	return f
+	return abi.AppendFrame(nil, recs)
 }
 
 // run calls the named function over recs in one frame and returns its

@@ -109,10 +109,7 @@ func callBatches(ctx context.Context, pool *host.Pool, fn int, recs []abi.Record
 	var frame []byte
 	for start := 0; start < len(recs); start += size {
 		batch := recs[start:min(start+size, len(recs))]
-		frame = abi.AppendInputHeader(frame[:0], uint32(len(batch)))
-		for i := range batch {
-			frame = abi.AppendRecord(frame, &batch[i])
-		}
+		frame = abi.AppendFrame(frame[:0], batch)
 		output, err := pool.Call(ctx, fn, frame)
 		if err != nil {
 			return err

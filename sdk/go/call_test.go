@@ -9,10 +9,7 @@ import (
 )
 
 func frameOf(recs ...Record) []byte {
-	f := abi.AppendInputHeader(nil, uint32(len(recs)))
-	for i := range recs {
-		f = abi.AppendRecord(f, &recs[i])
-	}
+	f := abi.AppendFrame(nil, recs)
 	return f
 }
 

@@ -32,11 +32,7 @@ func Invoke(name string, in []Record) ([]Output, error) {
 	if fn < 0 {
 		return nil, fmt.Errorf("udf: no function %q is registered", name)
 	}
-	frame := abi.AppendInputHeader(nil, uint32(len(in)))
-	for i := range in {
-		frame = abi.AppendRecord(frame, &in[i])
-	}
-	return resolve(newCaller(&functions).call(uint32(fn), frame), in)
+	return resolve(newCaller(&functions).call(uint32(fn), abi.AppendFrame(nil, in)), in)
 }
 
 // resolve decodes an output frame answering the records in.

@@ -137,12 +137,8 @@ func InvokeWatermark(name string, recs []Record) ([]Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	frame := abi.AppendInputHeader(nil, uint32(len(recs)))
-	for i := range recs {
-		frame = abi.AppendRecord(frame, &recs[i])
-	}
 	var r abi.OutputReader
-	if err := r.Reset(newCaller(&functions).call(fn, frame), uint32(len(recs))); err != nil {
+	if err := r.Reset(newCaller(&functions).call(fn, abi.AppendFrame(nil, recs)), uint32(len(recs))); err != nil {
 		return nil, err
 	}
 	var outs []Output
