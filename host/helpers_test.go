@@ -133,8 +133,7 @@ func newPool(t testing.TB, m *Module, cfg InstanceConfig) *Pool {
 
 // inputFrame encodes records into an input frame.
 func inputFrame(records ...abi.Record) []byte {
-	frame := abi.AppendFrame(nil, records)
-	return frame
+	return abi.AppendFrame(nil, records)
 }
 
 // values makes records with the given values and no key.

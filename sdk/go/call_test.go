@@ -9,8 +9,7 @@ import (
 )
 
 func frameOf(recs ...Record) []byte {
-	f := abi.AppendFrame(nil, recs)
-	return f
+	return abi.AppendFrame(nil, recs)
 }
 
 // entry is the part of an output entry the tests compare.
