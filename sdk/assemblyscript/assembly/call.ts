@@ -309,6 +309,65 @@ const context = new Context();
 const pool = new Array<Record>();
 const group = new Array<Record>();
 const right = new Array<Record>();
+/** The head of the group readGroup read last: its flags, key, window (zero
+ * without one), accumulators (empty without them) and timer. */
+class GroupHead {
+  flags: u8 = 0;
+  key: Uint8Array = EMPTY;
+  window: Window = NO_WINDOW;
+  acc: Uint8Array = EMPTY;
+  acc2: Uint8Array = EMPTY;
+  timer: Timer = NO_TIMER;
+}
+const EMPTY = new Uint8Array(0);
+const NO_WINDOW = new Window(0, 0);
+const NO_TIMER = new Timer(0, TimeDomain.EventTime);
+const head = new GroupHead();
+
+/** Reads the next group of a grouped frame: its head into head, its records
+ * into group and, for a two-sided group, its right side into right. False
+ * when the frame is bad (bad says why). */
+function readGroup(frame: ArrayBuffer): bool {
+  const flagsAt = off;
+  const flags = readU8();
+  if (!bad && (flags & ~(GROUP_WINDOW | GROUP_ACC | GROUP_ACC2 | GROUP_TIMER | GROUP_TWO_SIDED)) != 0) {
+    bad = "unknown group flags " + flags.toString();
+    badAt = flagsAt;
+    return false;
+  }
+  head.flags = flags;
+  head.key = viewBytes(frame);
+  head.window = NO_WINDOW;
+  if (flags & GROUP_WINDOW) {
+    const start = readI64();
+    head.window = new Window(start, readI64());
+  }
+  head.acc = flags & GROUP_ACC ? viewBytes(frame) : EMPTY;
+  head.acc2 = flags & GROUP_ACC2 ? viewBytes(frame) : EMPTY;
+  head.timer = NO_TIMER;
+  if (flags & GROUP_TIMER) {
+    const ts = readI64();
+    head.timer = new Timer(ts, readU8() == 1 ? TimeDomain.ProcessingTime : TimeDomain.EventTime);
+  }
+  const n = <i32>readU32();
+  group.length = 0;
+  for (let i = 0; i < n && !bad; i++) {
+    if (i == pool.length) pool.push(new Record());
+    readRecord(pool[i], frame);
+    group.push(pool[i]);
+  }
+  right.length = 0;
+  if (flags & GROUP_TWO_SIDED) {
+    const m = <i32>readU32();
+    for (let i = 0; i < m && !bad; i++) {
+      if (n + i == pool.length) pool.push(new Record());
+      readRecord(pool[n + i], frame);
+      right.push(pool[n + i]);
+    }
+  }
+  return !bad;
+}
+
 let keyedIndex: u32 = 0;
 let keyedCount: u32 = 0;
 
@@ -338,39 +397,11 @@ function callKeyed(f: Fn, frame: ArrayBuffer, ptr: usize): void {
   let entries: u32 = 0;
   let index: u32 = 0;
   for (let g: u32 = 0; g < groups && !bad; g++) {
-    const flagsAt = off;
-    const flags = readU8();
-    if (!bad && (flags & ~(GROUP_WINDOW | GROUP_ACC | GROUP_ACC2 | GROUP_TIMER | GROUP_TWO_SIDED)) != 0) {
-      bad = "unknown group flags " + flags.toString();
-      badAt = flagsAt;
-      break;
-    }
-    const keyAt = skipBytes();
-    const key = Uint8Array.wrap(frame, <i32>(keyAt - changetype<usize>(frame)), <i32>(off - keyAt));
-    if (flags & GROUP_WINDOW) {
-      readI64();
-      readI64();
-    }
-    if (flags & GROUP_ACC) skipBytes();
-    if (flags & GROUP_ACC2) skipBytes();
-    let timer = new Timer(0, TimeDomain.EventTime);
-    if (flags & GROUP_TIMER) {
-      const ts = readI64();
-      timer = new Timer(ts, readU8() == 1 ? TimeDomain.ProcessingTime : TimeDomain.EventTime);
-    }
-    const n = <i32>readU32();
-    group.length = 0;
-    for (let i = 0; i < n && !bad; i++) {
-      if (i == pool.length) pool.push(new Record());
-      readRecord(pool[i], frame);
-      group.push(pool[i]);
-    }
-    if (flags & GROUP_TWO_SIDED) {
-      const right = new Record();
-      const m = readU32();
-      for (let i: u32 = 0; i < m && !bad; i++) readRecord(right, frame);
-    }
-    if (bad) break;
+    if (!readGroup(frame)) break;
+    const flags = head.flags;
+    const key = head.key;
+    const timer = head.timer;
+    const n = group.length;
     const mark = bufferLength();
     let first = index;
     keyedCount = 0;
@@ -395,7 +426,7 @@ function callKeyed(f: Fn, frame: ArrayBuffer, ptr: usize): void {
       keyedIndex = g;
       const base = new Record();
       base.frame = frame;
-      base.keyOffset = <i32>(keyAt - changetype<usize>(frame));
+      base.keyOffset = <i32>(key.dataStart - changetype<usize>(frame));
       base.keyLength = key.length;
       base.timestamp = timer.timestamp;
       context.base = base;
@@ -482,44 +513,15 @@ function callWindow(f: Fn, frame: ArrayBuffer, ptr: usize): void {
   let entries: u32 = 0;
   let index: u32 = 0;
   for (let g: u32 = 0; g < groups && !bad; g++) {
-    const flagsAt = off;
-    const flags = readU8();
-    if (!bad && (flags & ~(GROUP_WINDOW | GROUP_ACC | GROUP_ACC2 | GROUP_TIMER | GROUP_TWO_SIDED)) != 0) {
-      bad = "unknown group flags " + flags.toString();
-      badAt = flagsAt;
-      break;
-    }
-    const key = viewBytes(frame);
+    if (!readGroup(frame)) break;
+    const flags = head.flags;
+    const key = head.key;
     const keyOffset = <i32>(key.dataStart - changetype<usize>(frame));
-    let w = new Window(0, 0);
-    if (flags & GROUP_WINDOW) {
-      const start = readI64();
-      w = new Window(start, readI64());
-    }
+    const w = head.window;
     const hasAcc = (flags & GROUP_ACC) != 0;
-    const acc = hasAcc ? viewBytes(frame) : new Uint8Array(0);
-    const acc2 = flags & GROUP_ACC2 ? viewBytes(frame) : new Uint8Array(0);
-    if (flags & GROUP_TIMER) {
-      readI64();
-      readU8();
-    }
-    const n = <i32>readU32();
-    group.length = 0;
-    for (let i = 0; i < n && !bad; i++) {
-      if (i == pool.length) pool.push(new Record());
-      readRecord(pool[i], frame);
-      group.push(pool[i]);
-    }
-    right.length = 0;
-    if (flags & GROUP_TWO_SIDED) {
-      const m = <i32>readU32();
-      for (let i = 0; i < m && !bad; i++) {
-        if (n + i == pool.length) pool.push(new Record());
-        readRecord(pool[n + i], frame);
-        right.push(pool[n + i]);
-      }
-    }
-    if (bad) break;
+    const acc = head.acc;
+    const acc2 = head.acc2;
+    const n = group.length;
     const mark = bufferLength();
     failure = null;
     if ((f.join || f.coGroup) && (flags & GROUP_TWO_SIDED) == 0) fail(ONE_SIDED);
