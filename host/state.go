@@ -154,6 +154,24 @@ func (i *instance) deliver(name string, state uint32, key []byte, buf []byte, co
 	return api.EncodeI32(int32(n))
 }
 
+// read answers a buffer-filling import of state (and user key): from the
+// result kept for a retry when the call is one, else from what fetch reads,
+// -1 when it finds nothing (value and map reads; list and entries reads
+// find a count of 0).
+func (i *instance) read(name string, state uint32, key, buf []byte, counted bool, fetch func() (count int, data []byte, ok bool, err error)) uint64 {
+	if n, ok := i.retried(name, state, key, buf); ok {
+		return n
+	}
+	count, data, ok, err := fetch()
+	if err != nil {
+		trap(name, err)
+	}
+	if !ok {
+		return api.EncodeI32(-1)
+	}
+	return i.deliver(name, state, key, buf, counted, count, data)
+}
+
 // retried answers a retry from the kept result, when the call is one.
 func (i *instance) retried(name string, state uint32, key, buf []byte) (uint64, bool) {
 	r := &i.retry
@@ -181,19 +199,10 @@ func hostValueGet(ctx context.Context, mod api.Module, stack []uint64) {
 	inst, env := stateEnv(ctx, name, true)
 	state := api.DecodeU32(stack[0])
 	buf := guest(mod, name, api.DecodeU32(stack[1]), api.DecodeU32(stack[2]))
-	if n, ok := inst.retried(name, state, nil, buf); ok {
-		stack[0] = n
-		return
-	}
-	v, ok, err := env.ValueGet(state)
-	if err != nil {
-		trap(name, err)
-	}
-	if !ok {
-		stack[0] = api.EncodeI32(-1)
-		return
-	}
-	stack[0] = inst.deliver(name, state, nil, buf, false, 0, v)
+	stack[0] = inst.read(name, state, nil, buf, false, func() (int, []byte, bool, error) {
+		v, ok, err := env.ValueGet(state)
+		return 0, v, ok, err
+	})
 }
 
 func hostValueSet(ctx context.Context, mod api.Module, stack []uint64) {
@@ -227,15 +236,10 @@ func hostListGet(ctx context.Context, mod api.Module, stack []uint64) {
 	inst, env := stateEnv(ctx, name, true)
 	state := api.DecodeU32(stack[0])
 	buf := guest(mod, name, api.DecodeU32(stack[1]), api.DecodeU32(stack[2]))
-	if n, ok := inst.retried(name, state, nil, buf); ok {
-		stack[0] = n
-		return
-	}
-	count, elems, err := env.ListGet(state)
-	if err != nil {
-		trap(name, err)
-	}
-	stack[0] = inst.deliver(name, state, nil, buf, true, count, elems)
+	stack[0] = inst.read(name, state, nil, buf, true, func() (int, []byte, bool, error) {
+		count, elems, err := env.ListGet(state)
+		return count, elems, true, err
+	})
 }
 
 func hostMapGet(ctx context.Context, mod api.Module, stack []uint64) {
@@ -244,19 +248,10 @@ func hostMapGet(ctx context.Context, mod api.Module, stack []uint64) {
 	state := api.DecodeU32(stack[0])
 	key := guest(mod, name, api.DecodeU32(stack[1]), api.DecodeU32(stack[2]))
 	buf := guest(mod, name, api.DecodeU32(stack[3]), api.DecodeU32(stack[4]))
-	if n, ok := inst.retried(name, state, key, buf); ok {
-		stack[0] = n
-		return
-	}
-	v, ok, err := env.MapGet(state, key)
-	if err != nil {
-		trap(name, err)
-	}
-	if !ok {
-		stack[0] = api.EncodeI32(-1)
-		return
-	}
-	stack[0] = inst.deliver(name, state, key, buf, false, 0, v)
+	stack[0] = inst.read(name, state, key, buf, false, func() (int, []byte, bool, error) {
+		v, ok, err := env.MapGet(state, key)
+		return 0, v, ok, err
+	})
 }
 
 func hostMapPut(ctx context.Context, mod api.Module, stack []uint64) {
@@ -283,15 +278,10 @@ func hostMapEntries(ctx context.Context, mod api.Module, stack []uint64) {
 	inst, env := stateEnv(ctx, name, true)
 	state := api.DecodeU32(stack[0])
 	buf := guest(mod, name, api.DecodeU32(stack[1]), api.DecodeU32(stack[2]))
-	if n, ok := inst.retried(name, state, nil, buf); ok {
-		stack[0] = n
-		return
-	}
-	count, entries, err := env.MapEntries(state)
-	if err != nil {
-		trap(name, err)
-	}
-	stack[0] = inst.deliver(name, state, nil, buf, true, count, entries)
+	stack[0] = inst.read(name, state, nil, buf, true, func() (int, []byte, bool, error) {
+		count, entries, err := env.MapEntries(state)
+		return count, entries, true, err
+	})
 }
 
 // timerDomain checks a guest's time domain argument.
