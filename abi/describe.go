@@ -29,6 +29,23 @@ const (
 	KindOnTimer       Kind = "on_timer"
 )
 
+// Answers reports whether a function of a record kind (map, flat_map,
+// filter, key, timestamp) answers its inputs with entries of tag t, besides
+// error entries.
+func (k Kind) Answers(t Tag) bool {
+	switch k {
+	case KindMap, KindFlatMap:
+		return t == TagRecord
+	case KindFilter:
+		return t == TagKeep
+	case KindKey:
+		return t == TagKey
+	case KindTimestamp:
+		return t == TagTimestamp
+	}
+	return false
+}
+
 // Implemented reports whether the platform runs functions of this kind.
 func (k Kind) Implemented() bool {
 	switch k {

@@ -87,6 +87,31 @@ type Entry struct {
 	Message   []byte
 }
 
+// Apply is the record the host passes on for a record, key or timestamp
+// entry answering in: the fields the entry does not set are the input's.
+// The result shares the entry's bytes.
+func (e *Entry) Apply(in *Record) Record {
+	out := *in
+	switch e.Tag {
+	case TagRecord:
+		out.Value = e.Value
+		if e.Flags&HasKey != 0 {
+			out.Key = e.Key
+		}
+		if e.Flags&HasTimestamp != 0 {
+			out.Timestamp = e.Timestamp
+		}
+		if e.Flags&HasHeaders != 0 {
+			out.Headers = e.Headers
+		}
+	case TagKey:
+		out.Key = e.Key
+	case TagTimestamp:
+		out.Timestamp = e.Timestamp
+	}
+	return out
+}
+
 func malformed(off int, format string, args ...any) error {
 	return fmt.Errorf("%w at byte %d: %s", ErrMalformedFrame, off, fmt.Sprintf(format, args...))
 }

@@ -159,14 +159,7 @@ func (op *processOp) chunk(ctx context.Context, recs []abi.Record) error {
 
 // emitted builds a record entry's record over the one it inherits from.
 func (op *processOp) emitted(base *abi.Record, e *abi.Entry) abi.Record {
-	out := *base
-	out.Value = e.Value
-	if e.Flags&abi.HasKey != 0 {
-		out.Key = e.Key
-	}
-	if e.Flags&abi.HasTimestamp != 0 {
-		out.Timestamp = e.Timestamp
-	}
+	out := e.Apply(base)
 	if e.Flags&abi.HasHeaders != 0 {
 		start := len(op.headers)
 		op.headers = append(op.headers, e.Headers...)

@@ -112,7 +112,7 @@ func (o *wasmOp) call(ctx context.Context, recs []abi.Record) error {
 				failed = append(failed, last)
 				indexFailed = true
 			}
-		case !o.allowed(e.Tag):
+		case !o.kind.Answers(e.Tag):
 			return o.badOutput(fmt.Errorf("%s function wrote a %s entry", o.kind, tagName(e.Tag)))
 		case indexFailed:
 		default:
@@ -156,42 +156,14 @@ func (o *wasmOp) badOutput(err error) error {
 	return &host.CallError{Module: o.module, Function: o.function, Kind: host.KindBadOutput, Err: err}
 }
 
-func (o *wasmOp) allowed(t abi.Tag) bool {
-	switch o.kind {
-	case abi.KindMap, abi.KindFlatMap:
-		return t == abi.TagRecord
-	case abi.KindFilter:
-		return t == abi.TagKeep
-	case abi.KindKey:
-		return t == abi.TagKey
-	case abi.KindTimestamp:
-		return t == abi.TagTimestamp
-	}
-	return false
-}
-
-// merge builds the output record of an entry: fields the entry does not set
-// are the input record's.
+// merge builds the output record of an entry, keeping its headers in
+// o.headers.
 func (o *wasmOp) merge(in *abi.Record, e *abi.Entry) abi.Record {
-	out := *in
-	switch e.Tag {
-	case abi.TagRecord:
-		out.Value = e.Value
-		if e.Flags&abi.HasKey != 0 {
-			out.Key = e.Key
-		}
-		if e.Flags&abi.HasTimestamp != 0 {
-			out.Timestamp = e.Timestamp
-		}
-		if e.Flags&abi.HasHeaders != 0 {
-			start := len(o.headers)
-			o.headers = append(o.headers, e.Headers...)
-			out.Headers = o.headers[start:len(o.headers):len(o.headers)]
-		}
-	case abi.TagKey:
-		out.Key = e.Key
-	case abi.TagTimestamp:
-		out.Timestamp = e.Timestamp
+	out := e.Apply(in)
+	if e.Tag == abi.TagRecord && e.Flags&abi.HasHeaders != 0 {
+		start := len(o.headers)
+		o.headers = append(o.headers, e.Headers...)
+		out.Headers = o.headers[start:len(o.headers):len(o.headers)]
 	}
 	return out
 }

@@ -170,54 +170,15 @@ func writeOutputs(w *lineWriter, kind abi.Kind, output []byte, batch []abi.Recor
 			}
 			continue
 		}
-		if !allowed(kind, e.Tag) {
+		if !kind.Answers(e.Tag) {
 			return fmt.Errorf("a %s function wrote an entry with tag %d", kind, e.Tag)
 		}
-		rec := merge(&batch[e.Index], &e)
+		rec := e.Apply(&batch[e.Index])
 		if err := w.write(recordLine(first+int(e.Index), &rec)); err != nil {
 			return err
 		}
 	}
 	return r.Err()
-}
-
-// allowed reports whether a function of kind k may write tag t.
-func allowed(k abi.Kind, t abi.Tag) bool {
-	switch k {
-	case abi.KindMap, abi.KindFlatMap:
-		return t == abi.TagRecord
-	case abi.KindFilter:
-		return t == abi.TagKeep
-	case abi.KindKey:
-		return t == abi.TagKey
-	case abi.KindTimestamp:
-		return t == abi.TagTimestamp
-	}
-	return false
-}
-
-// merge is the record the host passes on for an entry: the fields the entry
-// does not set are the input's.
-func merge(in *abi.Record, e *abi.Entry) abi.Record {
-	out := *in
-	switch e.Tag {
-	case abi.TagRecord:
-		out.Value = e.Value
-		if e.Flags&abi.HasKey != 0 {
-			out.Key = e.Key
-		}
-		if e.Flags&abi.HasTimestamp != 0 {
-			out.Timestamp = e.Timestamp
-		}
-		if e.Flags&abi.HasHeaders != 0 {
-			out.Headers = e.Headers
-		}
-	case abi.TagKey:
-		out.Key = e.Key
-	case abi.TagTimestamp:
-		out.Timestamp = e.Timestamp
-	}
-	return out
 }
 
 // runProcess runs a process function over recs in batches, each batch
@@ -314,7 +275,7 @@ func writeTimerOutputs(w *lineWriter, output []byte, due []timer) error {
 				return err
 			}
 		case abi.TagRecord:
-			rec := merge(&abi.Record{Key: []byte(t.key), Timestamp: t.ts}, &e)
+			rec := e.Apply(&abi.Record{Key: []byte(t.key), Timestamp: t.ts})
 			line := recordLine(0, &rec)
 			line.Input, line.Timer = nil, fired
 			if err := w.write(line); err != nil {
@@ -348,7 +309,7 @@ func writeKeyedOutputs(w *lineWriter, output []byte, recs []abi.Record, order []
 				return err
 			}
 		case abi.TagRecord:
-			rec := merge(&recs[input], &e)
+			rec := e.Apply(&recs[input])
 			if err := w.write(recordLine(input, &rec)); err != nil {
 				return err
 			}

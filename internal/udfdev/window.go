@@ -182,7 +182,7 @@ func fire(ctx context.Context, pool *host.Pool, fn int, op abi.Op, groups []wind
 		case abi.TagError:
 			return w.write(windowError(g, e.Message))
 		case abi.TagRecord:
-			rec := merge(&abi.Record{Key: g.key, Timestamp: g.end - 1}, e)
+			rec := e.Apply(&abi.Record{Key: g.key, Timestamp: g.end - 1})
 			return w.write(windowRecord(g, &rec))
 		}
 		return fmt.Errorf("a window call wrote an entry with tag %d", e.Tag)

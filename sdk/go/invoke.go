@@ -61,24 +61,8 @@ func resolveEntry(e *abi.Entry, in *Record) Output {
 		o.Err = string(e.Message)
 		return o
 	}
-	o.Record = clone(in)
-	switch e.Tag {
-	case abi.TagRecord:
-		o.Record.Value = cloneBytes(e.Value)
-		if e.Flags&abi.HasKey != 0 {
-			o.Record.Key = cloneBytes(e.Key)
-		}
-		if e.Flags&abi.HasTimestamp != 0 {
-			o.Record.Timestamp = e.Timestamp
-		}
-		if e.Flags&abi.HasHeaders != 0 {
-			o.Record.Headers = cloneHeaders(e.Headers)
-		}
-	case abi.TagKey:
-		o.Record.Key = cloneBytes(e.Key)
-	case abi.TagTimestamp:
-		o.Record.Timestamp = e.Timestamp
-	}
+	applied := e.Apply(in)
+	o.Record = clone(&applied)
 	return o
 }
 
