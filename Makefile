@@ -11,6 +11,7 @@ test: lint
 	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e '/abi' -e '/runtime' -e '/state' -e '/watermark' -e '/checkpoint' -e '/connector')
 
 lint:
+	$(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	staticcheck ./...

@@ -80,7 +80,7 @@ func BenchmarkCompileCached(b *testing.B) {
 // "close-on-done" is wazero's WithCloseOnContextDone with a cancellable
 // context (how the host stopped calls before it instrumented modules),
 // "instrumented" the host's checks, "unbounded" neither (the floor), all
-// called straight through wazero, and "pool" the host's Pool.Call;
+// called straight through wazero, and "pool" the host's Guest.Call;
 // "native" does the same work in Go, without Wasm. Frames of 1 record give
 // the cost of a call, frames of 1024 records of 100 bytes the throughput.
 func BenchmarkGuestDeadlines(b *testing.B) {

@@ -14,7 +14,7 @@ import (
 )
 
 // Module is a validated, compiled UDF module. It is compiled into the
-// runtime of another memory limit when a Pool first needs it there. Compile
+// runtime of another memory limit when a Guest first needs it there. Compile
 // returns the same *Module for the same bytes.
 type Module struct {
 	// ID is "sha256:" and the hex SHA-256 of the module's bytes.

@@ -38,7 +38,7 @@ const (
 )
 
 // CallError is a failure inside a guest. The instance it happened in has
-// been discarded; the next Call on the Pool runs on a fresh one.
+// been discarded; the next Call on the Guest runs on a fresh one.
 type CallError struct {
 	Module   string
 	Function string

@@ -149,13 +149,13 @@ func TestCallRejects(t *testing.T) {
 	m := compileFixture(t, h, "udf")
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	closed := m.NewPool(InstanceConfig{})
+	closed := m.NewGuest(InstanceConfig{})
 	if err := closed.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name string
-		pool *Pool
+		pool *Guest
 		ctx  context.Context
 		fn   int
 		want string
@@ -163,7 +163,7 @@ func TestCallRejects(t *testing.T) {
 		{"function below range", newPool(t, m, InstanceConfig{}), context.Background(), -1, "function -1 of 7"},
 		{"function above range", newPool(t, m, InstanceConfig{}), context.Background(), 7, "function 7 of 7"},
 		{"cancelled context", newPool(t, m, InstanceConfig{}), cancelled, fnUpper, "context canceled"},
-		{"closed pool", closed, context.Background(), fnUpper, "pool closed"},
+		{"closed pool", closed, context.Background(), fnUpper, "guest closed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

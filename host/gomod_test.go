@@ -132,7 +132,7 @@ func TestGoModule(t *testing.T) {
 
 	t.Run("deadline", func(t *testing.T) {
 		// A memory limit of its own keeps the idle instances of the other
-		// subtests out of this Pool.
+		// subtests out of this Guest.
 		p := newPool(t, m, InstanceConfig{MemoryLimit: 48 << 20, CallTimeout: 100 * time.Millisecond})
 		_, err := p.Call(ctx, goSpin, inputFrame(values("x")...))
 		want := "udf[" + m.ID + "] function[spin]: deadline: call timeout 100ms: module closed with context canceled"

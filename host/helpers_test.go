@@ -119,10 +119,10 @@ func compileFixture(t testing.TB, h *Host, name string) *Module {
 	return m
 }
 
-// newPool creates a Pool closed when the test ends.
-func newPool(t testing.TB, m *Module, cfg InstanceConfig) *Pool {
+// newPool creates a Guest closed when the test ends.
+func newPool(t testing.TB, m *Module, cfg InstanceConfig) *Guest {
 	t.Helper()
-	p := m.NewPool(cfg)
+	p := m.NewGuest(cfg)
 	t.Cleanup(func() {
 		if err := p.Close(context.Background()); err != nil {
 			t.Error(err)

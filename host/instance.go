@@ -204,7 +204,7 @@ func (i *instance) close(ctx context.Context) error {
 }
 
 // logAttrs are the attributes of a guest log line: module, function, the
-// given ones, then the owning Pool's.
+// given ones, then the owning Guest's.
 func (i *instance) logAttrs(extra ...slog.Attr) []slog.Attr {
 	attrs := make([]slog.Attr, 0, 2+len(extra)+len(i.attrs))
 	attrs = append(attrs, slog.String("module", i.code.mod.ID), slog.String("function", i.function))

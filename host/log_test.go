@@ -57,7 +57,7 @@ func TestGuestLog(t *testing.T) {
 func TestGuestOutput(t *testing.T) {
 	h, rec := newHost(t, "")
 	m := compileFixture(t, h, "udf")
-	p := m.NewPool(InstanceConfig{Attrs: []slog.Attr{slog.String("job", "j2")}})
+	p := m.NewGuest(InstanceConfig{Attrs: []slog.Attr{slog.String("job", "j2")}})
 	long := strings.Repeat("y", maxLine+5)
 	input := []abi.Record{
 		{Value: []byte("hello\nwor")},

@@ -26,7 +26,7 @@ func rawRuntime(tb testing.TB, closeOnDone bool) wazero.Runtime {
 }
 
 // rawGuest is a module instantiated straight in wazero and called the way a
-// Pool calls it, without the host in between.
+// Guest calls it, without the host in between.
 type rawGuest struct {
 	mod         api.Module
 	alloc, call api.Function

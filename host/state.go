@@ -16,7 +16,7 @@ import (
 // Env is what the state and timer imports act on during one call: the keyed
 // state and timers of the operator that makes the call, for the group the
 // guest entered last. The runtime implements it and passes it to
-// Pool.CallWith; its methods run on the caller's goroutine, inside the call.
+// Guest.CallWith; its methods run on the caller's goroutine, inside the call.
 // States are named by their index in the module's Description.States.
 //
 // Byte slices passed to Env are views of guest memory, valid only during the

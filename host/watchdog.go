@@ -2,15 +2,15 @@ package host
 
 import "time"
 
-// watchdog is a Pool's deadline keeper: one goroutine that wakes when the
+// watchdog is a Guest's deadline keeper: one goroutine that wakes when the
 // running call would reach the CallTimeout and, if the call is still
 // running, sets the live instance's stop flag (see instrument.go), so a Call
 // needs no timer or context of its own. The guest traps at its next slow
-// path, within checkBudget loop iterations, and the Pool discards the
+// path, within checkBudget loop iterations, and the Guest discards the
 // instance.
 //
 // The flag is written from this goroutine while the guest runs on the
-// Pool's. This is sound on the platforms wazero compiles for (amd64 and
+// Guest's. This is sound on the platforms wazero compiles for (amd64 and
 // arm64; the host always uses the compiler): the flag lives in the
 // instance's module context, a Go byte slice that compiled code reads
 // through a pointer; wazero's compiler loads a global anew in every block
@@ -20,7 +20,7 @@ import "time"
 // cache coherence makes the 1 visible to the next loads. The slow path also
 // exits to Go, so this goroutine gets to run even while the garbage
 // collector stops the world. On the Go side only this goroutine writes the
-// flag, after the atomic handover of the instance (Pool.live and
+// flag, after the atomic handover of the instance (Guest.live and
 // instance.start), and nothing reads it, so the race detector has nothing
 // to report.
 type watchdog struct {
@@ -28,13 +28,13 @@ type watchdog struct {
 	done chan struct{}
 }
 
-func startWatchdog(p *Pool) *watchdog {
+func startWatchdog(p *Guest) *watchdog {
 	w := &watchdog{quit: make(chan struct{}), done: make(chan struct{})}
 	go w.run(p)
 	return w
 }
 
-func (w *watchdog) run(p *Pool) {
+func (w *watchdog) run(p *Guest) {
 	defer close(w.done)
 	t := time.NewTimer(p.timeout)
 	defer t.Stop()
@@ -49,7 +49,7 @@ func (w *watchdog) run(p *Pool) {
 }
 
 // stop ends the goroutine and waits for it, so it touches no instance the
-// Pool hands on afterwards.
+// Guest hands on afterwards.
 func (w *watchdog) stop() {
 	close(w.quit)
 	<-w.done
@@ -57,7 +57,7 @@ func (w *watchdog) stop() {
 
 // expire stops the live call if it has run for the CallTimeout and returns
 // how long to sleep before looking again.
-func (p *Pool) expire() time.Duration {
+func (p *Guest) expire() time.Duration {
 	inst := p.live.Load()
 	if inst == nil {
 		return p.timeout

@@ -118,7 +118,7 @@ func BenchmarkChainedMap(b *testing.B) {
 				runChain(b, batch, func(next stage) stage {
 					return &wasmOp{
 						kind: abi.KindMap, module: mod.ID, function: "upper", fn: mod.Description.Lookup("upper"),
-						pool: mod.NewPool(host.InstanceConfig{}), batchSize: batch,
+						pool: mod.NewGuest(host.InstanceConfig{}), batchSize: batch,
 						policy: &errorPolicy{mode: onErrorFail, c: &counters{}}, next: next,
 					}
 				})

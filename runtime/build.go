@@ -241,7 +241,7 @@ func (b *builder) policy(t *task, vertexID string, c *counters) *errorPolicy {
 
 func (b *builder) wasmStage(t *task, vertexID string, i int, f *funcRef, kind abi.Kind, policy *errorPolicy, next stage) stage {
 	limits := b.j.plan.job.UDF
-	pool := f.module.mod.NewPool(host.InstanceConfig{
+	pool := f.module.mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},

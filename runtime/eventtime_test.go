@@ -156,7 +156,7 @@ func TestPunctuatedWatermarks(t *testing.T) {
 	g := newWMSource(wmPunctuated, 0, 200, 0, func(context.Context, bool) error { return nil }, out)
 	g.setSplits(1)
 	fn := mod.Description.Lookup("heartbeat")
-	g.punct = &punctuator{module: mod.ID, function: "heartbeat", fn: fn, pool: mod.NewPool(host.InstanceConfig{}), batchSize: 2,
+	g.punct = &punctuator{module: mod.ID, function: "heartbeat", fn: fn, pool: mod.NewGuest(host.InstanceConfig{}), batchSize: 2,
 		policy: &errorPolicy{mode: onErrorFail, vertex: "src", c: c}}
 	t.Cleanup(func() { _ = g.close(context.Background()) })
 	steps := windowStep(`k@5 {"a":1}; k@9 {"heartbeat":true}; k@7 {"b":2}; k@20 {"heartbeat":false}; k@30 {"heartbeat":true}`)

@@ -58,11 +58,11 @@ func (h *durationHistogram) snapshot() (count uint64, sum float64, buckets map[f
 // meteredPool.traps.
 var trapKinds = [...]host.ErrorKind{host.KindTrap, host.KindDeadline, host.KindMemoryLimit, host.KindExit, host.KindBadOutput}
 
-// meteredPool is a task's host.Pool with its figures: the duration of every
+// meteredPool is a task's host.Guest with its figures: the duration of every
 // call and the calls that failed inside the guest, by kind. Like the pool, it
 // belongs to the task's goroutine; its figures may be read from any.
 type meteredPool struct {
-	pool     *host.Pool
+	pool     *host.Guest
 	vertex   string
 	function string
 	calls    durationHistogram
@@ -71,7 +71,7 @@ type meteredPool struct {
 
 // meter wraps a pool that runs function for vertex in this task, so that
 // the metrics see its calls.
-func (s *taskStats) meter(vertex, function string, pool *host.Pool) *meteredPool {
+func (s *taskStats) meter(vertex, function string, pool *host.Guest) *meteredPool {
 	p := &meteredPool{pool: pool, vertex: vertex, function: function}
 	s.pools = append(s.pools, p)
 	return p

@@ -56,7 +56,7 @@ func TestMeteredPoolCountsCallsAndFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stats taskStats
-	p := stats.meter("m", "poison", mod.NewPool(host.InstanceConfig{CallTimeout: 100 * time.Millisecond}))
+	p := stats.meter("m", "poison", mod.NewGuest(host.InstanceConfig{CallTimeout: 100 * time.Millisecond}))
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
 	frame := func(value string) []byte {
 		return abi.AppendRecord(abi.AppendInputHeader(nil, 1), &abi.Record{Value: []byte(value)})
@@ -102,7 +102,7 @@ func TestMeteringDoesNotAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stats taskStats
-	p := stats.meter("up", "upper", mod.NewPool(host.InstanceConfig{}))
+	p := stats.meter("up", "upper", mod.NewGuest(host.InstanceConfig{}))
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
 	frame := abi.AppendRecord(abi.AppendInputHeader(nil, 1), &abi.Record{Value: []byte("abc")})
 	fn := mod.Description.Lookup("upper")

@@ -7,7 +7,7 @@ import (
 	"wasmstream.io/platform/host"
 )
 
-// keyedCaller is a caller that can run keyed functions: host.Pool, and the
+// keyedCaller is a caller that can run keyed functions: host.Guest, and the
 // task's metered pool around it.
 type keyedCaller interface {
 	caller

@@ -26,7 +26,7 @@ func newTestProcessOp(t *testing.T, mod *host.Module, function, onTimer string, 
 		if fn < 0 {
 			t.Fatalf("no function %s", name)
 		}
-		return groupCall{module: mod.ID, function: name, fn: fn, pool: mod.NewPool(host.InstanceConfig{})}
+		return groupCall{module: mod.ID, function: name, fn: fn, pool: mod.NewGuest(host.InstanceConfig{})}
 	}
 	descs, err := stateDescriptors(mod.Description, nil)
 	if err != nil {

@@ -113,7 +113,7 @@ func (b *builder) processStage(t *task, v *vertex, i int, policy *errorPolicy, n
 // processCall prepares calls of a grouped function f for subtask i of v.
 func (b *builder) processCall(t *task, v *vertex, i int, f *funcRef) groupCall {
 	limits := b.j.plan.job.UDF
-	pool := f.module.mod.NewPool(host.InstanceConfig{
+	pool := f.module.mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", v.id), slog.Int("subtask", i)},

@@ -9,7 +9,7 @@ import (
 	"wasmstream.io/platform/host"
 )
 
-// caller runs one function of a module over a frame; host.Pool is the real
+// caller runs one function of a module over a frame; host.Guest is the real
 // one.
 type caller interface {
 	Call(ctx context.Context, fn int, frame []byte) ([]byte, error)

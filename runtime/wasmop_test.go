@@ -46,7 +46,7 @@ func newWasmOp(t *testing.T, mod *host.Module, function, policy string, next sta
 	c := &counters{}
 	op := &wasmOp{
 		kind: mod.Description.Functions[i].Kind, module: mod.ID, function: function, fn: i,
-		pool: mod.NewPool(host.InstanceConfig{}), batchSize: 1024,
+		pool: mod.NewGuest(host.InstanceConfig{}), batchSize: 1024,
 		policy: &errorPolicy{mode: policy, vertex: "op", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		next:   next,
 	}

@@ -62,9 +62,9 @@ func (b *builder) timestampStage(t *task, v *vertex, i int, policy *errorPolicy,
 }
 
 // pool makes an instance pool of f's module for subtask i of a vertex.
-func (b *builder) pool(vertexID string, i int, f *funcRef) *host.Pool {
+func (b *builder) pool(vertexID string, i int, f *funcRef) *host.Guest {
 	limits := b.j.plan.job.UDF
-	return f.module.mod.NewPool(host.InstanceConfig{
+	return f.module.mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},

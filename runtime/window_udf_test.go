@@ -58,7 +58,7 @@ func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGro
 			t.Fatalf("no function %s", function)
 		}
 		kind := mod.Description.Functions[i].Kind
-		pool := mod.NewPool(host.InstanceConfig{})
+		pool := mod.NewGuest(host.InstanceConfig{})
 		t.Cleanup(func() { _ = pool.Close(context.Background()) })
 		call := &windowCall{kind: kind, maxGroups: maxGroups, policy: policy, out: out,
 			gc: groupCall{module: mod.ID, function: function, fn: i, pool: pool}}

@@ -39,7 +39,7 @@ func benchLines() []byte {
 
 // BenchmarkWordcountLanguages measures the records per second of the
 // wordcount split function in every language through the platform's host
-// (package host, as a job's operator calls it): one Pool.Call per batch,
+// (package host, as a job's operator calls it): one Guest.Call per batch,
 // which writes the input frame into the instance and runs platform_call,
 // then decoding every output entry. It reports the module's size too.
 func BenchmarkWordcountLanguages(b *testing.B) {
@@ -57,7 +57,7 @@ func BenchmarkWordcountLanguages(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			pool := mod.NewPool(host.InstanceConfig{})
+			pool := mod.NewGuest(host.InstanceConfig{})
 			defer pool.Close(ctx)
 			var out abi.OutputReader
 			var e abi.Entry
@@ -163,7 +163,7 @@ func BenchmarkAverageLanguages(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			pool := mod.NewPool(host.InstanceConfig{})
+			pool := mod.NewGuest(host.InstanceConfig{})
 			defer pool.Close(ctx)
 			fn := mod.Description.Lookup("avg")
 			var out abi.OutputReader

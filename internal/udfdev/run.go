@@ -69,7 +69,7 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 	if !runs(kind) {
 		return fmt.Errorf("function %q is a %s function; udf test runs map, filter, flat_map, key, timestamp, watermark, aggregate, reduce, window_process, session_gap and process functions", opt.Function, kind)
 	}
-	pool := mod.NewPool(host.InstanceConfig{})
+	pool := mod.NewGuest(host.InstanceConfig{})
 	defer pool.Close(ctx)
 	w := newLineWriter(out)
 	if opt.OnTimer != "" && kind != abi.KindProcess {
@@ -105,7 +105,7 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 // callBatches calls a function of a kind that takes input frames over recs
 // in batches of size, and hands each batch's output to answer with the
 // batch and the input number of its first record.
-func callBatches(ctx context.Context, pool *host.Pool, fn int, recs []abi.Record, size int, answer func(start int, batch []abi.Record, output []byte) error) error {
+func callBatches(ctx context.Context, pool *host.Guest, fn int, recs []abi.Record, size int, answer func(start int, batch []abi.Record, output []byte) error) error {
 	var frame []byte
 	for start := 0; start < len(recs); start += size {
 		batch := recs[start:min(start+size, len(recs))]
@@ -184,7 +184,7 @@ func writeOutputs(w *lineWriter, kind abi.Kind, output []byte, batch []abi.Recor
 // runProcess runs a process function over recs in batches, each batch
 // grouped by key in the order keys first appear, then writes the state and
 // timers.
-func runProcess(ctx context.Context, pool *host.Pool, fn, onTimer int, states []abi.State, recs []abi.Record, w *lineWriter, opt Options) error {
+func runProcess(ctx context.Context, pool *host.Guest, fn, onTimer int, states []abi.State, recs []abi.Record, w *lineWriter, opt Options) error {
 	env := newMemEnv(states)
 	var frame []byte
 	var order []int
@@ -228,7 +228,7 @@ func runProcess(ctx context.Context, pool *host.Pool, fn, onTimer int, states []
 
 // fireTimers fires the registered event-time timers in time order, a batch
 // of the earliest at a time, until none is left.
-func fireTimers(ctx context.Context, pool *host.Pool, fn int, env *memEnv, w *lineWriter) error {
+func fireTimers(ctx context.Context, pool *host.Guest, fn int, env *memEnv, w *lineWriter) error {
 	var frame []byte
 	for {
 		due := env.eventTimers()

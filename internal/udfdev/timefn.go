@@ -21,7 +21,7 @@ type session struct {
 // batch's groups being runs of records with the same key, and writes each
 // record's gap; then the sessions the gaps make, per key in order of first
 // appearance, by start. A record whose gap failed is in no session.
-func runSessionGap(ctx context.Context, pool *host.Pool, fn int, recs []abi.Record, w *lineWriter, opt Options) error {
+func runSessionGap(ctx context.Context, pool *host.Guest, fn int, recs []abi.Record, w *lineWriter, opt Options) error {
 	var sessions []session
 	var frame []byte
 	for start := 0; start < len(recs); start += opt.BatchSize {
@@ -107,7 +107,7 @@ func mergeSessions(in []session) []session {
 
 // runWatermark runs a watermark function over recs in batches and writes
 // the watermarks it emits after records, and its errors.
-func runWatermark(ctx context.Context, pool *host.Pool, fn int, recs []abi.Record, w *lineWriter, opt Options) error {
+func runWatermark(ctx context.Context, pool *host.Guest, fn int, recs []abi.Record, w *lineWriter, opt Options) error {
 	return callBatches(ctx, pool, fn, recs, opt.BatchSize, func(start int, batch []abi.Record, output []byte) error {
 		err := eachEntry(output, len(batch), func(e *abi.Entry) error {
 			input := start + int(e.Index)

@@ -64,7 +64,7 @@ func mod(a, b int64) int64 {
 // per-window state in memory; after its outputs, Run writes that state, as
 // it stands before the platform would clear it at the window's end plus the
 // allowed lateness.
-func runWindows(ctx context.Context, pool *host.Pool, fn int, kind abi.Kind, states []abi.State, recs []abi.Record, w *lineWriter, opt Options) error {
+func runWindows(ctx context.Context, pool *host.Guest, fn int, kind abi.Kind, states []abi.State, recs []abi.Record, w *lineWriter, opt Options) error {
 	if opt.Window <= 0 {
 		return fmt.Errorf("a %s function runs over windows: give their size with --window", kind)
 	}
@@ -94,7 +94,7 @@ func runWindows(ctx context.Context, pool *host.Pool, fn int, kind abi.Kind, sta
 // aggregateWindows folds each window's records into an accumulator and
 // writes the windows' results: an aggregate's result call, or a reduce's
 // accumulator.
-func aggregateWindows(ctx context.Context, pool *host.Pool, fn int, kind abi.Kind, groups []windowGroup, recs []abi.Record, w *lineWriter) error {
+func aggregateWindows(ctx context.Context, pool *host.Guest, fn int, kind abi.Kind, groups []windowGroup, recs []abi.Record, w *lineWriter) error {
 	frame := abi.AppendFrameHead(nil, abi.FrameHead{Op: abi.OpAdd, Watermark: abi.NoWatermark, Groups: uint32(len(groups))})
 	for _, g := range groups {
 		frame = abi.AppendGroupHead(frame, &abi.GroupHead{Key: g.key}, uint32(len(g.recs)))
@@ -145,7 +145,7 @@ func aggregateWindows(ctx context.Context, pool *host.Pool, fn int, kind abi.Kin
 // window and either its records (window_process) or its accumulator
 // (an aggregate's result call), and writes the records it answers. env,
 // when set, is the per-window state of a window_process function.
-func fire(ctx context.Context, pool *host.Pool, fn int, op abi.Op, groups []windowGroup, recs []abi.Record, accs [][]byte, env *memEnv, w *lineWriter) error {
+func fire(ctx context.Context, pool *host.Guest, fn int, op abi.Op, groups []windowGroup, recs []abi.Record, accs [][]byte, env *memEnv, w *lineWriter) error {
 	if len(groups) == 0 {
 		return nil
 	}

@@ -11,9 +11,9 @@ func TestIdleInstancesAreReused(t *testing.T) {
 	m := compileFixture(t, h, "udf")
 	ctx := context.Background()
 	frame := inputFrame(values("x")...)
-	open := func(n int, cfg InstanceConfig) (pools []*Pool, created int64) {
+	open := func(n int, cfg InstanceConfig) (pools []*Guest, created int64) {
 		for range n {
-			p := m.NewPool(cfg)
+			p := m.NewGuest(cfg)
 			if _, err := p.Call(ctx, fnUpper, frame); err != nil {
 				t.Fatal(err)
 			}
@@ -22,7 +22,7 @@ func TestIdleInstancesAreReused(t *testing.T) {
 		}
 		return pools, created
 	}
-	closeAll := func(pools []*Pool) {
+	closeAll := func(pools []*Guest) {
 		for _, p := range pools {
 			if err := p.Close(ctx); err != nil {
 				t.Fatal(err)
@@ -64,7 +64,7 @@ func TestClosedHostStopsPools(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := compileFixture(t, h, "udf")
-	p := m.NewPool(InstanceConfig{})
+	p := m.NewGuest(InstanceConfig{})
 	if _, err := p.Call(context.Background(), fnUpper, inputFrame(values("x")...)); err != nil {
 		t.Fatal(err)
 	}

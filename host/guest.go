@@ -20,7 +20,7 @@ const (
 	DefaultCallTimeout = 10 * time.Second
 )
 
-// InstanceConfig sets the limits and log attributes of a Pool's instances.
+// InstanceConfig sets the limits and log attributes of a Guest's instances.
 type InstanceConfig struct {
 	// MemoryLimit is the most guest memory in bytes, rounded down to
 	// 64 KiB pages; 0 (or less) means DefaultMemoryLimit.
@@ -31,10 +31,11 @@ type InstanceConfig struct {
 	Attrs []slog.Attr
 }
 
-// Pool runs the functions of one module for one task. It is owned by one
-// goroutine: Call and Close must not run concurrently. It keeps its instance
-// between calls and must be closed, which stops its watchdog goroutine.
-type Pool struct {
+// Guest runs the functions of one module for one task on one instance, which
+// it keeps between calls and replaces after a failure. It is owned by one
+// goroutine: Call and Close must not run concurrently. It must be closed,
+// which stops its watchdog goroutine.
+type Guest struct {
 	module  *Module
 	pages   uint32
 	timeout time.Duration
@@ -52,19 +53,19 @@ type Pool struct {
 	closed bool
 }
 
-// NewPool creates a Pool; its first Call instantiates the module (or takes
+// NewGuest creates a Guest; its first Call instantiates the module (or takes
 // an idle instance).
-func (m *Module) NewPool(cfg InstanceConfig) *Pool {
+func (m *Module) NewGuest(cfg InstanceConfig) *Guest {
 	if cfg.MemoryLimit <= 0 {
 		cfg.MemoryLimit = DefaultMemoryLimit
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
-	return &Pool{module: m, pages: limitPages(cfg.MemoryLimit), timeout: cfg.CallTimeout, attrs: cfg.Attrs}
+	return &Guest{module: m, pages: limitPages(cfg.MemoryLimit), timeout: cfg.CallTimeout, attrs: cfg.Attrs}
 }
 
-var errPoolClosed = errors.New("pool closed")
+var errGuestClosed = errors.New("guest closed")
 
 // Call runs function fn (an index into Description.Functions) over an input
 // frame and returns the output frame, which aliases guest memory and stays
@@ -72,13 +73,13 @@ var errPoolClosed = errors.New("pool closed")
 // *CallError, after which the instance is discarded and the next Call runs
 // on a fresh one. ctx is checked before the call; a running call is bounded
 // by the CallTimeout.
-func (p *Pool) Call(ctx context.Context, fn int, frame []byte) ([]byte, error) {
+func (p *Guest) Call(ctx context.Context, fn int, frame []byte) ([]byte, error) {
 	return p.CallWith(ctx, fn, frame, nil)
 }
 
 // CallWith is Call for a keyed function: the guest's state and timer imports
 // act on env during the call (nil: they trap).
-func (p *Pool) CallWith(ctx context.Context, fn int, frame []byte, env Env) ([]byte, error) {
+func (p *Guest) CallWith(ctx context.Context, fn int, frame []byte, env Env) ([]byte, error) {
 	if err := p.check(ctx, fn, frame); err != nil {
 		return nil, err
 	}
@@ -102,10 +103,10 @@ func (p *Pool) CallWith(ctx context.Context, fn int, frame []byte, env Env) ([]b
 	return out, nil
 }
 
-func (p *Pool) check(ctx context.Context, fn int, frame []byte) error {
+func (p *Guest) check(ctx context.Context, fn int, frame []byte) error {
 	switch {
 	case p.closed:
-		return fmt.Errorf("udf[%s]: %w", p.module.ID, errPoolClosed)
+		return fmt.Errorf("udf[%s]: %w", p.module.ID, errGuestClosed)
 	case p.module.host.closed.Load():
 		return fmt.Errorf("udf[%s]: %w", p.module.ID, errHostClosed)
 	case fn < 0 || fn >= len(p.module.Description.Functions):
@@ -121,7 +122,7 @@ func (p *Pool) check(ctx context.Context, fn int, frame []byte) error {
 
 // run places the frame in guest memory, calls the function and returns the
 // output's view of guest memory.
-func (p *Pool) run(inst *instance, fn int, frame []byte) ([]byte, ErrorKind, error) {
+func (p *Guest) run(inst *instance, fn int, frame []byte) ([]byte, ErrorKind, error) {
 	s := p.stack[:]
 	inst.start.Store(p.module.host.now())
 	ptr := inst.region
@@ -157,12 +158,12 @@ func (p *Pool) run(inst *instance, fn int, frame []byte) ([]byte, ErrorKind, err
 	return out, "", nil
 }
 
-func (p *Pool) callError(function string, kind ErrorKind, err error) *CallError {
+func (p *Guest) callError(function string, kind ErrorKind, err error) *CallError {
 	return &CallError{Module: p.module.ID, Function: function, Kind: kind, Err: err}
 }
 
 // acquire makes an instance live: an idle one, or a new one it initialises.
-func (p *Pool) acquire(ctx context.Context, function string) (*instance, error) {
+func (p *Guest) acquire(ctx context.Context, function string) (*instance, error) {
 	if p.module.minPages > p.pages {
 		return nil, p.callError(function, KindMemoryLimit, fmt.Errorf("module needs %d bytes of memory, limit %d",
 			limitBytes(p.module.minPages), limitBytes(p.pages)))
@@ -199,7 +200,7 @@ func (p *Pool) acquire(ctx context.Context, function string) (*instance, error) 
 }
 
 // discard closes the live instance after a failure.
-func (p *Pool) discard(ctx context.Context) {
+func (p *Guest) discard(ctx context.Context) {
 	inst := p.inst
 	p.inst = nil
 	p.live.Store(nil)
@@ -209,17 +210,17 @@ func (p *Pool) discard(ctx context.Context) {
 	}
 }
 
-// Instantiations is how many instances this Pool has created. It may be
+// Instantiations is how many instances this Guest has created. It may be
 // read from any goroutine.
-func (p *Pool) Instantiations() int64 { return p.created.Load() }
+func (p *Guest) Instantiations() int64 { return p.created.Load() }
 
 // MemoryBytes is the guest memory size of the live instance after its last
 // call, 0 if none. It may be read from any goroutine.
-func (p *Pool) MemoryBytes() int64 { return p.memory.Load() }
+func (p *Guest) MemoryBytes() int64 { return p.memory.Load() }
 
 // Close stops the watchdog and hands a healthy instance to the module's idle
 // list (or closes it). Slices returned by Call are invalid afterwards.
-func (p *Pool) Close(ctx context.Context) error {
+func (p *Guest) Close(ctx context.Context) error {
 	if p.closed {
 		return nil
 	}
