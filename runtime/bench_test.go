@@ -12,17 +12,18 @@ import (
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // nativeUpper is the native Go twin of the `upper` UDF: the ceiling a Wasm
 // map is measured against.
 type nativeUpper struct {
-	next    stage
+	next    operator.Stage
 	out     []abi.Record
 	scratch []byte
 }
 
-func (n *nativeUpper) process(ctx context.Context, recs []abi.Record) error {
+func (n *nativeUpper) Process(ctx context.Context, recs []abi.Record) error {
 	n.out = n.out[:0]
 	n.scratch = n.scratch[:0]
 	for i := range recs {
@@ -37,26 +38,26 @@ func (n *nativeUpper) process(ctx context.Context, recs []abi.Record) error {
 		r.Value = n.scratch[start:len(n.scratch):len(n.scratch)]
 		n.out = append(n.out, r)
 	}
-	return n.next.process(ctx, n.out)
+	return n.next.Process(ctx, n.out)
 }
 
-func (n *nativeUpper) advance(ctx context.Context, wm int64) error { return n.next.advance(ctx, wm) }
-func (n *nativeUpper) tick(ctx context.Context, now int64) error   { return n.next.tick(ctx, now) }
-func (n *nativeUpper) finish(ctx context.Context) error            { return n.next.finish(ctx) }
-func (n *nativeUpper) close(ctx context.Context) error             { return n.next.close(ctx) }
+func (n *nativeUpper) Advance(ctx context.Context, wm int64) error { return n.next.Advance(ctx, wm) }
+func (n *nativeUpper) Tick(ctx context.Context, now int64) error   { return n.next.Tick(ctx, now) }
+func (n *nativeUpper) Finish(ctx context.Context) error            { return n.next.Finish(ctx) }
+func (n *nativeUpper) Close(ctx context.Context) error             { return n.next.Close(ctx) }
 
 // countSink counts what reaches the end of a chain, so benchmarks can check
 // that every record arrived.
 type countSink struct{ n int64 }
 
-func (c *countSink) process(_ context.Context, recs []abi.Record) error {
+func (c *countSink) Process(_ context.Context, recs []abi.Record) error {
 	c.n += int64(len(recs))
 	return nil
 }
-func (c *countSink) advance(context.Context, int64) error { return nil }
-func (c *countSink) tick(context.Context, int64) error    { return nil }
-func (c *countSink) finish(context.Context) error         { return nil }
-func (c *countSink) close(context.Context) error          { return nil }
+func (c *countSink) Advance(context.Context, int64) error { return nil }
+func (c *countSink) Tick(context.Context, int64) error    { return nil }
+func (c *countSink) Finish(context.Context) error         { return nil }
+func (c *countSink) Close(context.Context) error          { return nil }
 
 var (
 	benchHostOnce sync.Once
@@ -89,7 +90,7 @@ func generator(b *testing.B, n int) connector.Source {
 }
 
 // runChain runs generator -> chain -> countSink for b.N records.
-func runChain(b *testing.B, batch int, chain func(next stage) stage) {
+func runChain(b *testing.B, batch int, chain func(next operator.Stage) operator.Stage) {
 	b.Helper()
 	sink := &countSink{}
 	t := &task{name: "bench", batchSize: batch, source: generator(b, b.N), chain: chain(sink)}
@@ -110,16 +111,16 @@ func runChain(b *testing.B, batch int, chain func(next stage) stage) {
 func BenchmarkChainedMap(b *testing.B) {
 	for _, batch := range []int{1, 64, 1024} {
 		b.Run(fmt.Sprintf("native/batch=%d", batch), func(b *testing.B) {
-			runChain(b, batch, func(next stage) stage { return &nativeUpper{next: next} })
+			runChain(b, batch, func(next operator.Stage) operator.Stage { return &nativeUpper{next: next} })
 		})
 		for _, udf := range []string{"upper-wat", "upper"} {
 			b.Run(fmt.Sprintf("%s/batch=%d", udf, batch), func(b *testing.B) {
 				mod := compileUDF(b, udf)
-				runChain(b, batch, func(next stage) stage {
+				runChain(b, batch, func(next operator.Stage) operator.Stage {
 					return &wasmOp{
 						kind: abi.KindMap, module: mod.ID, function: "upper", fn: mod.Description.Lookup("upper"),
 						pool: mod.NewGuest(host.InstanceConfig{}), batchSize: batch,
-						policy: &errorPolicy{mode: onErrorFail, c: &counters{}}, next: next,
+						policy: &operator.ErrorPolicy{Mode: operator.OnErrorFail, Counts: &operator.ErrorCounts{}}, next: next,
 					}
 				})
 			})

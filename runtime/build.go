@@ -10,6 +10,7 @@ import (
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 )
 
@@ -68,7 +69,7 @@ func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
 	job := b.j.plan.job
 	t := &task{name: v.id, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.log.With("vertex", v.id, "subtask", i)}
 	b.checkpointTask(t, v)
-	if job.OnUDFError == onErrorDeadLetter {
+	if job.OnUDFError == operator.OnErrorDeadLetter {
 		sink, err := connector.NewJetStreamSink(ctx, b.j.mgr.cfg.JetStream, connector.JetStreamSinkConfig{Subject: job.DeadLetter})
 		if err != nil {
 			return t, fmt.Errorf("dead_letter_subject: %w", err)
@@ -132,7 +133,7 @@ func (b *builder) source(ctx context.Context, v *vertex, i int) (connector.Sourc
 
 // vertexStage builds the stages of vertex v in subtask i, followed by
 // whatever consumes its output.
-func (b *builder) vertexStage(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
+func (b *builder) vertexStage(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
 	c := b.j.counters[v.id][i]
 	t.stats.vertices = append(t.stats.vertices, b.vertexClock(v, i))
 	policy := b.policy(t, v.id, c)
@@ -140,7 +141,7 @@ func (b *builder) vertexStage(ctx context.Context, t *task, v *vertex, i int) (s
 	if err != nil {
 		return nil, err
 	}
-	var s stage = &meter{count: &c.out, wm: &c.watermark, next: out}
+	var s operator.Stage = &operator.Meter{Count: &c.out, Watermark: &c.watermark, Next: out}
 	switch {
 	case v.source != nil:
 		s = b.sourceStages(t, v, i, policy, s)
@@ -149,31 +150,31 @@ func (b *builder) vertexStage(ctx context.Context, t *task, v *vertex, i int) (s
 		if err != nil {
 			return nil, err
 		}
-		s = throttled(v.sink.Throttle, v.parallelism, &meter{count: &c.out, wm: &c.watermark, next: sink})
+		s = throttled(v.sink.Throttle, v.parallelism, &operator.Meter{Count: &c.out, Watermark: &c.watermark, Next: sink})
 	case v.kind == string(abi.KindProcess):
 		if s, err = b.processStage(t, v, i, policy, s); err != nil {
-			return nil, errors.Join(err, out.close(ctx))
+			return nil, errors.Join(err, out.Close(ctx))
 		}
 	case v.join != nil:
 		if s, err = b.joinStage(ctx, t, v, i, c, policy, s); err != nil {
-			return nil, errors.Join(err, out.close(ctx))
+			return nil, errors.Join(err, out.Close(ctx))
 		}
 	case v.win != nil:
 		if s, err = b.windowStage(ctx, t, v, i, c, policy, s); err != nil {
-			return nil, errors.Join(err, out.close(ctx))
+			return nil, errors.Join(err, out.Close(ctx))
 		}
 	default:
 		s = b.wasmStage(t, v.id, i, v.fn, abi.Kind(v.kind), policy, s)
 	}
 	if err := b.checkpointStage(ctx, t, v, i, s); err != nil {
-		return nil, errors.Join(err, s.close(ctx))
+		return nil, errors.Join(err, s.Close(ctx))
 	}
 	return &inMeter{c: c, next: s}, nil
 }
 
-func (b *builder) sink(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
+func (b *builder) sink(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
 	if v.sink.Discard {
-		return discardSink{}, nil
+		return operator.Discard{}, nil
 	}
 	if b.run != nil && b.run.exactlyOnce {
 		return b.txSink(ctx, t, v, i)
@@ -188,8 +189,8 @@ func (b *builder) sink(ctx context.Context, t *task, v *vertex, i int) (stage, e
 
 // outputs builds what follows vertex v: chained vertices called directly, and
 // exchange writers (after key selection for hash edges) for the others.
-func (b *builder) outputs(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
-	var outs fanout
+func (b *builder) outputs(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
+	var outs operator.Fanout
 	for _, e := range v.out {
 		if e.late {
 			continue
@@ -197,14 +198,14 @@ func (b *builder) outputs(ctx context.Context, t *task, v *vertex, i int) (stage
 		if e.chained() {
 			s, err := b.vertexStage(ctx, t, e.to, i)
 			if err != nil {
-				return nil, errors.Join(err, outs.close(ctx))
+				return nil, errors.Join(err, outs.Close(ctx))
 			}
 			outs = append(outs, s)
 			continue
 		}
 		w := b.edges[e].Writer(i)
 		t.writers = append(t.writers, w)
-		var s stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.ship == shipBroadcast, channels: e.to.parallelism}
+		var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.ship == shipBroadcast, channels: e.to.parallelism}
 		if e.ship == shipHash {
 			policy := b.policy(t, e.to.id, b.j.counters[v.id][i])
 			if e.keyFn != nil {
@@ -217,7 +218,7 @@ func (b *builder) outputs(ctx context.Context, t *task, v *vertex, i int) (stage
 	}
 	switch len(outs) {
 	case 0:
-		return discardSink{}, nil
+		return operator.Discard{}, nil
 	case 1:
 		return outs[0], nil
 	}
@@ -234,12 +235,12 @@ func (b *builder) partitioner(e *edge, producer int) exchange.Partitioner {
 	return exchange.Forward(producer)
 }
 
-func (b *builder) policy(t *task, vertexID string, c *counters) *errorPolicy {
+func (b *builder) policy(t *task, vertexID string, c *counters) *operator.ErrorPolicy {
 	log := b.j.log.With("vertex", vertexID, "subtask", t.subtask)
-	return &errorPolicy{mode: b.j.plan.job.OnUDFError, vertex: vertexID, dlq: t.dlq, c: c, log: log}
+	return &operator.ErrorPolicy{Mode: b.j.plan.job.OnUDFError, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
 }
 
-func (b *builder) wasmStage(t *task, vertexID string, i int, f *funcRef, kind abi.Kind, policy *errorPolicy, next stage) stage {
+func (b *builder) wasmStage(t *task, vertexID string, i int, f *funcRef, kind abi.Kind, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
 	limits := b.j.plan.job.UDF
 	pool := f.module.mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // fieldExtract is a host-native record function over a top-level JSON field
@@ -14,14 +15,14 @@ import (
 type fieldExtract struct {
 	field     string
 	timestamp bool
-	policy    *errorPolicy
-	next      stage
+	policy    *operator.ErrorPolicy
+	next      operator.Stage
 
 	out   []abi.Record
 	arena []byte
 }
 
-func (f *fieldExtract) process(ctx context.Context, recs []abi.Record) error {
+func (f *fieldExtract) Process(ctx context.Context, recs []abi.Record) error {
 	f.out = f.out[:0]
 	f.arena = f.arena[:0]
 	for i := range recs {
@@ -37,14 +38,14 @@ func (f *fieldExtract) process(ctx context.Context, recs []abi.Record) error {
 			if f.timestamp {
 				what = "timestamp"
 			}
-			if err := f.policy.recordFailed(ctx, &recs[i], fmt.Errorf("%s.field %q: %w", what, f.field, err)); err != nil {
+			if err := f.policy.RecordFailed(ctx, &recs[i], fmt.Errorf("%s.field %q: %w", what, f.field, err)); err != nil {
 				return err
 			}
 			continue
 		}
 		f.out = append(f.out, rec)
 	}
-	return f.next.process(ctx, f.out)
+	return f.next.Process(ctx, f.out)
 }
 
 // keep returns v itself when it is a view of the record, or a stable copy
@@ -68,17 +69,7 @@ func (f *fieldExtract) keep(v []byte) []byte {
 	return kept
 }
 
-func (f *fieldExtract) advance(ctx context.Context, wm int64) error { return f.next.advance(ctx, wm) }
-func (f *fieldExtract) tick(ctx context.Context, now int64) error   { return f.next.tick(ctx, now) }
-func (f *fieldExtract) finish(ctx context.Context) error            { return f.next.finish(ctx) }
-func (f *fieldExtract) close(ctx context.Context) error             { return f.next.close(ctx) }
-
-// discardSink counts and drops records: the `discard: true` sink, used by
-// benchmarks and tests.
-type discardSink struct{}
-
-func (discardSink) process(context.Context, []abi.Record) error { return nil }
-func (discardSink) advance(context.Context, int64) error        { return nil }
-func (discardSink) tick(context.Context, int64) error           { return nil }
-func (discardSink) finish(context.Context) error                { return nil }
-func (discardSink) close(context.Context) error                 { return nil }
+func (f *fieldExtract) Advance(ctx context.Context, wm int64) error { return f.next.Advance(ctx, wm) }
+func (f *fieldExtract) Tick(ctx context.Context, now int64) error   { return f.next.Tick(ctx, now) }
+func (f *fieldExtract) Finish(ctx context.Context) error            { return f.next.Finish(ctx) }
+func (f *fieldExtract) Close(ctx context.Context) error             { return f.next.Close(ctx) }

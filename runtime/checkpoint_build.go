@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 )
 
@@ -53,7 +54,7 @@ func (b *builder) startPositions(ctx context.Context, v *vertex, stream string) 
 
 // checkpointStage makes a stateful stage of vertex v part of its task's
 // checkpoints and restores its state.
-func (b *builder) checkpointStage(ctx context.Context, t *task, v *vertex, i int, s stage) error {
+func (b *builder) checkpointStage(ctx context.Context, t *task, v *vertex, i int, s operator.Stage) error {
 	if t.cp == nil {
 		return nil
 	}
@@ -99,7 +100,7 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *vertex, i int
 
 // txSink builds subtask i of an exactly-once JetStream sink, committing the
 // epochs the restored checkpoint holds before the task starts.
-func (b *builder) txSink(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
+func (b *builder) txSink(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
 	js := v.sink.JetStream
 	sink, err := connector.NewTxSink(ctx, b.j.mgr.cfg.JetStream, connector.TxSinkConfig{
 		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.id, v.id, i), MaxInFlight: js.MaxInFlight,

@@ -118,13 +118,13 @@ func TestIntervalJoinRescaleKeepsEveryRecordOnce(t *testing.T) {
 				for r := range recs {
 					recs[r] = abi.Record{Key: []byte(key), Value: fmt.Appendf(nil, "%d", r), Timestamp: int64(1000 + r)}
 				}
-				if err := j.process(ctx, recs); err != nil {
+				if err := j.Process(ctx, recs); err != nil {
 					t.Fatal(err)
 				}
 			}
 			want[key] = n
 		}
-		if err := j.advance(ctx, int64(500+sub)); err != nil {
+		if err := j.Advance(ctx, int64(500+sub)); err != nil {
 			t.Fatal(err)
 		}
 		snaps = append(snaps, j.encode())

@@ -80,17 +80,17 @@ type txSinkStage struct {
 	sink *connector.TxSink
 }
 
-func (s *txSinkStage) process(ctx context.Context, recs []abi.Record) error {
+func (s *txSinkStage) Process(ctx context.Context, recs []abi.Record) error {
 	return s.sink.Write(ctx, recs)
 }
 
-func (s *txSinkStage) advance(context.Context, int64) error { return nil }
-func (s *txSinkStage) tick(context.Context, int64) error    { return nil }
+func (s *txSinkStage) Advance(context.Context, int64) error { return nil }
+func (s *txSinkStage) Tick(context.Context, int64) error    { return nil }
 
-// finish keeps the staged output: the task commits it once a checkpoint
+// Finish keeps the staged output: the task commits it once a checkpoint
 // holds it (taskCheckpoint.finishInput).
-func (s *txSinkStage) finish(context.Context) error { return nil }
-func (s *txSinkStage) close(context.Context) error  { return s.sink.Close() }
+func (s *txSinkStage) Finish(context.Context) error { return nil }
+func (s *txSinkStage) Close(context.Context) error  { return s.sink.Close() }
 
 func (s *txSinkStage) snapshot(_ context.Context, id int64) ([]pendingBlob, error) {
 	if err := s.sink.Seal(id); err != nil {

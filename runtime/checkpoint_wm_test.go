@@ -39,7 +39,7 @@ func (h *wmHarness) feed(t *testing.T, k int, ts ...int64) {
 	for i := range ts {
 		recs[i] = abi.Record{Key: []byte("k"), Value: []byte("v"), Timestamp: ts[i]}
 	}
-	if err := h.g.process(context.Background(), recs); err != nil {
+	if err := h.g.Process(context.Background(), recs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -47,7 +47,7 @@ func (h *wmHarness) feed(t *testing.T, k int, ts ...int64) {
 func (h *wmHarness) tick(t *testing.T, after int64) {
 	t.Helper()
 	h.now += after
-	if err := h.g.tick(context.Background(), h.now); err != nil {
+	if err := h.g.Tick(context.Background(), h.now); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -278,10 +278,10 @@ func TestWatermarkSnapshotDecodeErrors(t *testing.T) {
 func FuzzWatermarkSnapshot(f *testing.F) {
 	h := newWMHarness(wmBounded, 5, 0, 10, "a", "b.c")
 	h.g.split = 0
-	if err := h.g.process(context.Background(), []abi.Record{{Timestamp: 42}}); err != nil {
+	if err := h.g.Process(context.Background(), []abi.Record{{Timestamp: 42}}); err != nil {
 		f.Fatal(err)
 	}
-	if err := h.g.tick(context.Background(), h.now+10); err != nil {
+	if err := h.g.Tick(context.Background(), h.now+10); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(h.g.encode())

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -57,9 +58,9 @@ func TestSourceWatermarksIdleSplit(t *testing.T) {
 		var err error
 		switch {
 		case st.end:
-			err = g.advance(ctx, watermark.MaxWatermark)
+			err = g.Advance(ctx, watermark.MaxWatermark)
 		case st.tick:
-			err = g.tick(ctx, st.now)
+			err = g.Tick(ctx, st.now)
 		default:
 			g.split = st.split
 			err = st.recs.apply(ctx, g)
@@ -102,7 +103,7 @@ func TestIngestionTime(t *testing.T) {
 	}
 	for _, now := range []int64{1010, 1020, 1070, 1100} {
 		clock.now = now
-		if err := g.tick(ctx, now); err != nil {
+		if err := g.Tick(ctx, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +126,7 @@ func TestProcessingTimeWindows(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := w.tick(ctx, now); err != nil {
+		if err := w.Tick(ctx, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,7 +134,7 @@ func TestProcessingTimeWindows(t *testing.T) {
 	step(9, "a@0 z")
 	step(12, "a@0 w")
 	step(19, "")
-	if err := w.advance(ctx, watermark.MaxWatermark); err != nil {
+	if err := w.Advance(ctx, watermark.MaxWatermark); err != nil {
 		t.Fatal(err)
 	}
 	checkLines(t, "output", out.lines, []string{
@@ -157,8 +158,8 @@ func TestPunctuatedWatermarks(t *testing.T) {
 	g.setSplits(1)
 	fn := mod.Description.Lookup("heartbeat")
 	g.punct = &punctuator{module: mod.ID, function: "heartbeat", fn: fn, pool: mod.NewGuest(host.InstanceConfig{}), batchSize: 2,
-		policy: &errorPolicy{mode: onErrorFail, vertex: "src", c: c}}
-	t.Cleanup(func() { _ = g.close(context.Background()) })
+		policy: &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "src", Counts: &c.ErrorCounts}}
+	t.Cleanup(func() { _ = g.Close(context.Background()) })
 	steps := windowStep(`k@5 {"a":1}; k@9 {"heartbeat":true}; k@7 {"b":2}; k@20 {"heartbeat":false}; k@30 {"heartbeat":true}`)
 	if err := steps.apply(context.Background(), g); err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestPunctuatedWatermarks(t *testing.T) {
 	checkLines(t, "output", out.lines, []string{
 		`k@5 {"a":1}`, `k@9 {"heartbeat":true}`, "wm 9", `k@7 {"b":2}`, `k@20 {"heartbeat":false}`, `k@30 {"heartbeat":true}`, "wm 30",
 	})
-	if c.udfErrors.Load() != 0 {
+	if c.UDFErrors.Load() != 0 {
 		t.Fatal("udf errors")
 	}
 }

@@ -15,14 +15,14 @@ type sinkStage struct {
 	sink connector.Sink
 }
 
-func (s *sinkStage) process(ctx context.Context, recs []abi.Record) error {
+func (s *sinkStage) Process(ctx context.Context, recs []abi.Record) error {
 	return s.sink.Write(ctx, recs)
 }
 
-func (s *sinkStage) advance(context.Context, int64) error { return nil }
-func (s *sinkStage) tick(context.Context, int64) error    { return nil }
-func (s *sinkStage) finish(ctx context.Context) error     { return s.sink.Flush(ctx) }
-func (s *sinkStage) close(context.Context) error          { return s.sink.Close() }
+func (s *sinkStage) Advance(context.Context, int64) error { return nil }
+func (s *sinkStage) Tick(context.Context, int64) error    { return nil }
+func (s *sinkStage) Finish(ctx context.Context) error     { return s.sink.Flush(ctx) }
+func (s *sinkStage) Close(context.Context) error          { return s.sink.Close() }
 
 // exchangeOut sends records to the subtasks of the next task through the
 // credit-based exchange, choosing the channel with a partitioner.
@@ -37,7 +37,7 @@ type exchangeOut struct {
 	hasSent bool
 }
 
-func (e *exchangeOut) process(ctx context.Context, recs []abi.Record) error {
+func (e *exchangeOut) Process(ctx context.Context, recs []abi.Record) error {
 	if !e.broadcast {
 		return e.writer.EmitBatch(ctx, e.part, recs)
 	}
@@ -51,9 +51,9 @@ func (e *exchangeOut) process(ctx context.Context, recs []abi.Record) error {
 	return nil
 }
 
-// advance broadcasts the watermark on every channel, in band behind the
+// Advance broadcasts the watermark on every channel, in band behind the
 // records already emitted, unless it is not above the last one sent.
-func (e *exchangeOut) advance(ctx context.Context, wm int64) error {
+func (e *exchangeOut) Advance(ctx context.Context, wm int64) error {
 	if e.hasSent && wm <= e.sent {
 		return nil
 	}
@@ -61,7 +61,7 @@ func (e *exchangeOut) advance(ctx context.Context, wm int64) error {
 	return e.writer.BroadcastEvent(ctx, watermark.Event{Time: wm})
 }
 
-func (e *exchangeOut) tick(context.Context, int64) error { return nil }
+func (e *exchangeOut) Tick(context.Context, int64) error { return nil }
 
-func (e *exchangeOut) finish(ctx context.Context) error { return e.writer.Close(ctx) }
-func (e *exchangeOut) close(context.Context) error      { return nil }
+func (e *exchangeOut) Finish(ctx context.Context) error { return e.writer.Close(ctx) }
+func (e *exchangeOut) Close(context.Context) error      { return nil }

@@ -255,9 +255,9 @@ func (j *job) info() JobInfo {
 		for _, c := range j.counters[v.id] {
 			vi.RecordsIn += c.in.Load()
 			vi.RecordsOut += c.out.Load()
-			vi.UDFErrors += c.udfErrors.Load()
-			vi.Skipped += c.skipped.Load()
-			vi.DeadLettered += c.deadLettered.Load()
+			vi.UDFErrors += c.UDFErrors.Load()
+			vi.Skipped += c.Skipped.Load()
+			vi.DeadLettered += c.DeadLettered.Load()
 			vi.LateRecords += c.late.Load()
 		}
 		vi.Watermark = vertexWatermark(j.counters[v.id])

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // joinBench drives a join operator with b.N records of keys keys, perMs
@@ -16,7 +17,7 @@ import (
 // between the left and the right input, with a watermark (the batch's
 // largest timestamp - 1) after each batch, into a sink that counts. It
 // reports input records and output pairs per CPU second of the process.
-func joinBench(b *testing.B, keys, perMs int, join func(out *windowOut, in *joinInputs) stage) {
+func joinBench(b *testing.B, keys, perMs int, join func(out *windowOut, in *joinInputs) operator.Stage) {
 	out := &countSink{}
 	in := &joinInputs{split: 1}
 	s := join(&windowOut{max: 1024, next: out}, in)
@@ -41,11 +42,11 @@ func joinBench(b *testing.B, keys, perMs int, join func(out *windowOut, in *join
 			recs[j] = abi.Record{Key: keyBytes[(i*7919)%keys], Value: values[i%len(values)], Timestamp: int64(i / perMs)}
 		}
 		in.from(n / batch % 2)
-		if err := s.process(ctx, recs[:m]); err != nil {
+		if err := s.Process(ctx, recs[:m]); err != nil {
 			b.Fatal(err)
 		}
 		n += m
-		if err := s.advance(ctx, recs[m-1].Timestamp-1); err != nil {
+		if err := s.Advance(ctx, recs[m-1].Timestamp-1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -54,14 +55,14 @@ func joinBench(b *testing.B, keys, perMs int, join func(out *windowOut, in *join
 		b.ReportMetric(float64(b.N)/(float64(used)/1e9), "records/cpu-s")
 		b.ReportMetric(float64(out.n)/float64(b.N), "pairs/record")
 	}
-	_ = s.close(ctx)
+	_ = s.Close(ctx)
 }
 
 // Interval join +/- 5 s over 100,000 keys at 100 records per millisecond:
 // each key has a record every second, so each record meets about 5 of the
 // other side.
 func BenchmarkJoinInterval(b *testing.B) {
-	joinBench(b, 100_000, 100, func(out *windowOut, in *joinInputs) stage {
+	joinBench(b, 100_000, 100, func(out *windowOut, in *joinInputs) operator.Stage {
 		return newIntervalJoin("join", &joinPlan{interval: true, lower: -5000, upper: 5000}, in, 1<<32, newCounters(), out, nil)
 	})
 }
@@ -70,9 +71,9 @@ func BenchmarkJoinInterval(b *testing.B) {
 // 100 records per millisecond: about 5 records of each side per key and
 // window.
 func BenchmarkJoinWindowTumbling(b *testing.B) {
-	joinBench(b, 100_000, 100, func(out *windowOut, in *joinInputs) stage {
+	joinBench(b, 100_000, 100, func(out *windowOut, in *joinInputs) operator.Stage {
 		c := newCounters()
-		policy := &errorPolicy{mode: onErrorFail, vertex: "join", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "join", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		w := newWindowOp("join", &windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000}, c, policy, out, nil)
 		w.fn = &windowJoinFunc{inputs: in, store: w.store, out: out, policy: policy, wm: &w.wm}
 		return w

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // joinRecOverhead is the bytes a buffered join record costs beyond its key
@@ -38,14 +39,14 @@ type intervalJoin struct {
 	limit    int64
 	c        *counters
 	out      *windowOut
-	late     stage
+	late     operator.Stage
 	lateRecs []abi.Record
 	scratch  []byte
 	// fn is the join function, nil for the built-in pairs.
 	fn *intervalCall
 }
 
-func newIntervalJoin(vertex string, jp *joinPlan, inputs *joinInputs, limit int64, c *counters, out *windowOut, late stage) *intervalJoin {
+func newIntervalJoin(vertex string, jp *joinPlan, inputs *joinInputs, limit int64, c *counters, out *windowOut, late operator.Stage) *intervalJoin {
 	return &intervalJoin{
 		vertex: vertex, plan: jp, inputs: inputs, limit: limit, c: c, out: out, late: late,
 		sides: [2]map[string]*joinKey{{}, {}}, wm: abi.NoWatermark,
@@ -61,7 +62,7 @@ func (j *intervalJoin) expiry(side int, ts int64) int64 {
 	return ts - j.plan.lower + j.plan.lateness
 }
 
-func (j *intervalJoin) process(ctx context.Context, recs []abi.Record) error {
+func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
 	side := 0
 	if j.inputs.right {
 		side = 1
@@ -93,7 +94,7 @@ func (j *intervalJoin) process(ctx context.Context, recs []abi.Record) error {
 	if len(j.lateRecs) == 0 {
 		return nil
 	}
-	err := j.late.process(ctx, j.lateRecs)
+	err := j.late.Process(ctx, j.lateRecs)
 	clear(j.lateRecs)
 	j.lateRecs = j.lateRecs[:0]
 	return err
@@ -194,47 +195,47 @@ func (j *intervalJoin) pruneKey(side int, k *joinKey) {
 	}
 }
 
-func (j *intervalJoin) advance(ctx context.Context, wm int64) error {
+func (j *intervalJoin) Advance(ctx context.Context, wm int64) error {
 	if wm > j.wm {
 		j.wm = wm
 		j.prune()
 	}
 	if j.late != nil {
-		if err := j.late.advance(ctx, wm); err != nil {
+		if err := j.late.Advance(ctx, wm); err != nil {
 			return err
 		}
 	}
-	return j.out.next.advance(ctx, wm)
+	return j.out.next.Advance(ctx, wm)
 }
 
-func (j *intervalJoin) tick(ctx context.Context, now int64) error {
+func (j *intervalJoin) Tick(ctx context.Context, now int64) error {
 	if j.late != nil {
-		if err := j.late.tick(ctx, now); err != nil {
+		if err := j.late.Tick(ctx, now); err != nil {
 			return err
 		}
 	}
-	return j.out.next.tick(ctx, now)
+	return j.out.next.Tick(ctx, now)
 }
 
-func (j *intervalJoin) finish(ctx context.Context) error {
+func (j *intervalJoin) Finish(ctx context.Context) error {
 	if err := j.out.flush(ctx); err != nil {
 		return err
 	}
 	if j.late != nil {
-		if err := j.late.finish(ctx); err != nil {
+		if err := j.late.Finish(ctx); err != nil {
 			return err
 		}
 	}
-	return j.out.next.finish(ctx)
+	return j.out.next.Finish(ctx)
 }
 
-func (j *intervalJoin) close(ctx context.Context) error {
-	errs := []error{j.out.next.close(ctx)}
+func (j *intervalJoin) Close(ctx context.Context) error {
+	errs := []error{j.out.next.Close(ctx)}
 	if j.fn != nil {
-		errs = append(errs, j.fn.call.gc.pool.Close(ctx))
+		errs = append(errs, j.fn.call.gc.Guest.Close(ctx))
 	}
 	if j.late != nil {
-		errs = append(errs, j.late.close(ctx))
+		errs = append(errs, j.late.Close(ctx))
 	}
 	return errors.Join(errs...)
 }

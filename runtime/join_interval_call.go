@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // joinGroup is a two-sided group of an interval join's function call: one
@@ -21,7 +22,7 @@ type joinGroup struct {
 // during a batch and calls the function once for all of them at its end.
 type intervalCall struct {
 	call   *windowCall
-	policy *errorPolicy
+	policy *operator.ErrorPolicy
 	arena  []byte
 	// spans are the groups' key, left and right bounds in arena, as
 	// offsets, so that the arena may grow.
@@ -70,11 +71,11 @@ func (c *intervalCall) run(ctx context.Context, wm int64, out *windowOut) error 
 		add: func(i int) {
 			g := &c.groups[i]
 			c.head = abi.GroupHead{Flags: abi.GroupTwoSided, Key: g.key}
-			gc.beginEncoded(&c.head, 1)
-			gc.frame = append(gc.frame, g.left...)
-			gc.frame = abi.AppendSide(gc.frame, g.rights)
-			gc.records += g.rights
-			gc.frame = append(gc.frame, g.right...)
+			gc.BeginEncoded(&c.head, 1)
+			gc.Frame = append(gc.Frame, g.left...)
+			gc.Frame = abi.AppendSide(gc.Frame, g.rights)
+			gc.Records += g.rights
+			gc.Frame = append(gc.Frame, g.right...)
 		},
 		record: func(i int, e *abi.Entry) error {
 			out.emitEntry(e, c.groups[i].key, c.groups[i].ts+1)
@@ -82,7 +83,7 @@ func (c *intervalCall) run(ctx context.Context, wm int64, out *windowOut) error 
 		},
 		failed: func(i int, err error) error {
 			g := &c.groups[i]
-			return c.policy.recordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.ts}, err)
+			return c.policy.RecordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.ts}, err)
 		},
 	})
 	clear(c.groups)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -14,7 +15,7 @@ import (
 // the left or right input, or a watermark "wm N".
 type joinStep string
 
-func (st joinStep) apply(ctx context.Context, s stage, in *joinInputs) error {
+func (st joinStep) apply(ctx context.Context, s operator.Stage, in *joinInputs) error {
 	text := string(st)
 	if side, rest, ok := strings.Cut(text, " "); ok && (side == "L" || side == "R") {
 		in.from(map[string]int{"L": 0, "R": 1}[side])
@@ -25,7 +26,7 @@ func (st joinStep) apply(ctx context.Context, s stage, in *joinInputs) error {
 
 func testIntervalJoin(jp *joinPlan, limit int64, out, late *tapeSink) (*intervalJoin, *counters) {
 	c := newCounters()
-	var lateStage stage
+	var lateStage operator.Stage
 	if late != nil {
 		lateStage = late
 	}
@@ -152,11 +153,11 @@ func TestIntervalJoinStateBounded(t *testing.T) {
 			for k := range recs {
 				recs[k].Timestamp = ts
 			}
-			if err := j.process(ctx, recs); err != nil {
+			if err := j.Process(ctx, recs); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := j.advance(ctx, ts-1); err != nil {
+		if err := j.Advance(ctx, ts-1); err != nil {
 			t.Fatal(err)
 		}
 		l, r := j.buffered()
@@ -173,7 +174,7 @@ func TestIntervalJoinStateBounded(t *testing.T) {
 	}
 	// Each right record meets the left records of times ts-5 .. ts+5 of its
 	// key that arrived before it or after it, once per pair.
-	if err := j.advance(ctx, watermark.MaxWatermark); err != nil {
+	if err := j.Advance(ctx, watermark.MaxWatermark); err != nil {
 		t.Fatal(err)
 	}
 	if l, r := j.buffered(); l != 0 || r != 0 || j.used != 0 {
@@ -191,14 +192,14 @@ func TestIntervalJoinStateBounded(t *testing.T) {
 // discardCounter counts the records reaching it.
 type discardCounter struct{ n int64 }
 
-func (d *discardCounter) process(_ context.Context, recs []abi.Record) error {
+func (d *discardCounter) Process(_ context.Context, recs []abi.Record) error {
 	d.n += int64(len(recs))
 	return nil
 }
-func (d *discardCounter) advance(context.Context, int64) error { return nil }
-func (d *discardCounter) tick(context.Context, int64) error    { return nil }
-func (d *discardCounter) finish(context.Context) error         { return nil }
-func (d *discardCounter) close(context.Context) error          { return nil }
+func (d *discardCounter) Advance(context.Context, int64) error { return nil }
+func (d *discardCounter) Tick(context.Context, int64) error    { return nil }
+func (d *discardCounter) Finish(context.Context) error         { return nil }
+func (d *discardCounter) Close(context.Context) error          { return nil }
 
 func TestIntervalJoinBudget(t *testing.T) {
 	j, _ := testIntervalJoin(&joinPlan{interval: true, lower: 0, upper: 10}, 100, &tapeSink{}, nil)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // joinEntryHead is the bytes in front of an encoded record in a window
@@ -25,7 +26,7 @@ type windowJoinFunc struct {
 	// call is the join or co_group function; nil for the built-in pairs.
 	call    *windowCall
 	coGroup bool
-	policy  *errorPolicy
+	policy  *operator.ErrorPolicy
 	wm      *int64
 	fs      []firing
 	head    abi.GroupHead
@@ -140,17 +141,17 @@ func (f *windowJoinFunc) fireCall(ctx context.Context, fs []firing) error {
 			fr := &f.fs[i]
 			l, r := joinCounts(fr.slots)
 			f.head = abi.GroupHead{Flags: abi.GroupWindow | abi.GroupTwoSided, Key: fr.key, WindowStart: fr.start, WindowEnd: fr.end}
-			gc.beginEncoded(&f.head, l)
+			gc.BeginEncoded(&f.head, l)
 			joinSides(fr.slots, func(right bool, rec []byte) {
 				if !right {
-					gc.frame = append(gc.frame, rec...)
+					gc.Frame = append(gc.Frame, rec...)
 				}
 			})
-			gc.frame = abi.AppendSide(gc.frame, r)
-			gc.records += r
+			gc.Frame = abi.AppendSide(gc.Frame, r)
+			gc.Records += r
 			joinSides(fr.slots, func(right bool, rec []byte) {
 				if right {
-					gc.frame = append(gc.frame, rec...)
+					gc.Frame = append(gc.Frame, rec...)
 				}
 			})
 		},
@@ -160,7 +161,7 @@ func (f *windowJoinFunc) fireCall(ctx context.Context, fs []firing) error {
 		},
 		failed: func(i int, err error) error {
 			fr := &f.fs[i]
-			return f.policy.recordFailed(ctx, &abi.Record{Key: fr.key, Timestamp: fr.end - 1}, err)
+			return f.policy.RecordFailed(ctx, &abi.Record{Key: fr.key, Timestamp: fr.end - 1}, err)
 		},
 	})
 	clear(f.fs)
@@ -183,5 +184,5 @@ func (f *windowJoinFunc) close(ctx context.Context) error {
 	if f.call == nil {
 		return nil
 	}
-	return f.call.gc.pool.Close(ctx)
+	return f.call.gc.Guest.Close(ctx)
 }

@@ -5,13 +5,15 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+
+	"wasmstream.io/platform/runtime/operator"
 )
 
 func testWindowJoin(wp *windowPlan, out, late *tapeSink) (*windowOp, *joinInputs, *counters) {
 	c := newCounters()
-	policy := &errorPolicy{mode: onErrorFail, vertex: "join", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "join", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	wo := &windowOut{max: 2, next: out}
-	var lateStage stage
+	var lateStage operator.Stage
 	if late != nil {
 		lateStage = late
 	}
@@ -104,7 +106,7 @@ func TestWindowJoinGolden(t *testing.T) {
 					t.Fatalf("%s: %v", st, err)
 				}
 			}
-			if err := w.finish(ctx); err != nil {
+			if err := w.Finish(ctx); err != nil {
 				t.Fatal(err)
 			}
 			checkLines(t, "output", out.lines, tc.want)

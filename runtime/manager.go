@@ -15,6 +15,7 @@ import (
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/spec"
 )
 
@@ -195,7 +196,7 @@ func (m *Manager) checkConnectors(ctx context.Context, p *plan) error {
 			return fmt.Errorf("%w: sinks[%d].jetstream.subject: no stream captures %q: %v", ErrInvalidJob, i, s.JetStream.Subject, err)
 		}
 	}
-	if p.job.OnUDFError == onErrorDeadLetter {
+	if p.job.OnUDFError == operator.OnErrorDeadLetter {
 		if m.cfg.JetStream == nil {
 			return fmt.Errorf("%w: dead_letter_subject: no NATS connection", ErrInvalidJob)
 		}

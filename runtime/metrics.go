@@ -156,9 +156,9 @@ func (j *job) collect(ch chan<- prometheus.Metric, tasks []*task) {
 			l := []string{j.id, v.id, strconv.Itoa(i)}
 			counter(descRecordsIn, float64(c.in.Load()), l...)
 			counter(descRecordsOut, float64(c.out.Load()), l...)
-			counter(descUDFErrors, float64(c.udfErrors.Load()), l...)
-			counter(descSkipped, float64(c.skipped.Load()), l...)
-			counter(descDeadLettered, float64(c.deadLettered.Load()), l...)
+			counter(descUDFErrors, float64(c.UDFErrors.Load()), l...)
+			counter(descSkipped, float64(c.Skipped.Load()), l...)
+			counter(descDeadLettered, float64(c.DeadLettered.Load()), l...)
 		}
 	}
 	info := j.info()

@@ -7,6 +7,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // clockEpoch anchors monoNanos on the monotonic clock.
@@ -49,39 +50,39 @@ func (c *busyClock) nanos(now int64) int64 {
 // waits for output buffers.
 type inMeter struct {
 	c    *counters
-	next stage
+	next operator.Stage
 }
 
-func (m *inMeter) process(ctx context.Context, recs []abi.Record) error {
+func (m *inMeter) Process(ctx context.Context, recs []abi.Record) error {
 	m.c.in.Add(int64(len(recs)))
 	m.c.busy.enter()
-	err := m.next.process(ctx, recs)
+	err := m.next.Process(ctx, recs)
 	m.c.busy.leave()
 	return err
 }
 
-func (m *inMeter) finish(ctx context.Context) error {
+func (m *inMeter) Finish(ctx context.Context) error {
 	m.c.busy.enter()
-	err := m.next.finish(ctx)
+	err := m.next.Finish(ctx)
 	m.c.busy.leave()
 	return err
 }
 
-func (m *inMeter) advance(ctx context.Context, wm int64) error {
+func (m *inMeter) Advance(ctx context.Context, wm int64) error {
 	m.c.busy.enter()
-	err := m.next.advance(ctx, wm)
+	err := m.next.Advance(ctx, wm)
 	m.c.busy.leave()
 	return err
 }
 
-func (m *inMeter) tick(ctx context.Context, now int64) error {
+func (m *inMeter) Tick(ctx context.Context, now int64) error {
 	m.c.busy.enter()
-	err := m.next.tick(ctx, now)
+	err := m.next.Tick(ctx, now)
 	m.c.busy.leave()
 	return err
 }
 
-func (m *inMeter) close(ctx context.Context) error { return m.next.close(ctx) }
+func (m *inMeter) Close(ctx context.Context) error { return m.next.Close(ctx) }
 
 // vertexClock finds the time one vertex of a chain spends on its own work:
 // its stage's time less the time of the chained stages it calls and its

@@ -10,6 +10,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 func TestDurationHistogram(t *testing.T) {
@@ -111,13 +112,13 @@ func TestMeteringDoesNotAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &counters{}
-	m := &inMeter{c: c, next: discardSink{}}
+	m := &inMeter{c: c, next: operator.Discard{}}
 	recs := make([]abi.Record, 64)
 	tests := []struct {
 		name string
 		f    func()
 	}{
-		{"inMeter.process", func() { _ = m.process(ctx, recs) }},
+		{"inMeter.process", func() { _ = m.Process(ctx, recs) }},
 		{"meteredPool.Call", func() { _, _ = p.Call(ctx, fn, frame) }},
 	}
 	for _, tt := range tests {

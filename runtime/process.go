@@ -9,6 +9,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 	"wasmstream.io/platform/watermark"
 )
@@ -27,14 +28,14 @@ import (
 // failed follow on_udf_error. State past its budget fails the job.
 type processOp struct {
 	vertex    string
-	call      groupCall
-	onTimer   *groupCall
+	call      operator.GroupCall
+	onTimer   *operator.GroupCall
 	keyed     *state.Keyed
 	timers    *watermark.TimerService
 	env       keyedEnv
 	batchSize int
-	policy    *errorPolicy
-	next      stage
+	policy    *operator.ErrorPolicy
+	next      operator.Stage
 	wm        int64
 
 	// sorter orders a batch by key, keeping arrival order within a key;
@@ -59,13 +60,13 @@ type failedInput struct {
 // errBatchFull stops collecting timers once a call's worth is due.
 var errBatchFull = errors.New("timer batch full")
 
-func newProcessOp(vertex string, call groupCall, onTimer *groupCall, keyed *state.Keyed, batchSize int, policy *errorPolicy, next stage) *processOp {
+func newProcessOp(vertex string, call operator.GroupCall, onTimer *operator.GroupCall, keyed *state.Keyed, batchSize int, policy *operator.ErrorPolicy, next operator.Stage) *processOp {
 	op := &processOp{vertex: vertex, call: call, onTimer: onTimer, keyed: keyed, timers: watermark.NewTimerService(),
 		batchSize: batchSize, policy: policy, next: next, wm: abi.NoWatermark}
 	op.env = keyedEnv{keyed: keyed, timers: op.timers, cur: -1}
-	op.call.env = &op.env
+	op.call.Env = &op.env
 	if onTimer != nil {
-		onTimer.env = &op.env
+		onTimer.Env = &op.env
 	}
 	op.collect = func(t watermark.Timer) error {
 		op.fired = append(op.fired, t)
@@ -89,7 +90,7 @@ func (k *keyOrder) Less(i, j int) bool {
 }
 func (k *keyOrder) Swap(i, j int) { k.order[i], k.order[j] = k.order[j], k.order[i] }
 
-func (op *processOp) process(ctx context.Context, recs []abi.Record) error {
+func (op *processOp) Process(ctx context.Context, recs []abi.Record) error {
 	for len(recs) > 0 {
 		n := min(len(recs), op.batchSize)
 		if err := op.chunk(ctx, recs[:n]); err != nil {
@@ -112,7 +113,7 @@ func (op *processOp) chunk(ctx context.Context, recs []abi.Record) error {
 	for _, i := range op.sorter.order {
 		op.sorted = append(op.sorted, recs[i])
 	}
-	op.call.begin(abi.OpNone, op.wm, nowMillis())
+	op.call.Begin(abi.OpNone, op.wm, operator.NowMillis())
 	op.env.begin()
 	for start := 0; start < len(op.sorted); {
 		end := start + 1
@@ -121,15 +122,15 @@ func (op *processOp) chunk(ctx context.Context, recs []abi.Record) error {
 		}
 		key := op.sorted[start].Key
 		op.env.add(key, nil)
-		op.call.add(&abi.GroupHead{Key: key}, op.sorted[start:end])
+		op.call.Add(&abi.GroupHead{Key: key}, op.sorted[start:end])
 		start = end
 	}
 	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
 	last, lastStart, lastFailed := -1, 0, false
-	err := op.call.run(ctx, true, func(e *abi.Entry) error {
+	err := op.call.Run(ctx, true, func(e *abi.Entry) error {
 		i := int(e.Index)
 		if i < last {
-			return op.call.badOutput(fmt.Errorf("entry for record %d after record %d", i, last))
+			return op.call.BadOutput(fmt.Errorf("entry for record %d after record %d", i, last))
 		}
 		if i != last {
 			last, lastStart, lastFailed = i, len(op.out), false
@@ -142,7 +143,7 @@ func (op *processOp) chunk(ctx context.Context, recs []abi.Record) error {
 				lastFailed = true
 			}
 		case e.Tag != abi.TagRecord:
-			return op.call.badOutput(fmt.Errorf("process function wrote a %s entry", tagName(e.Tag)))
+			return op.call.BadOutput(fmt.Errorf("process function wrote a %s entry", operator.TagName(e.Tag)))
 		case !lastFailed:
 			op.out = append(op.out, op.emitted(&op.sorted[i], e))
 		}
@@ -151,7 +152,7 @@ func (op *processOp) chunk(ctx context.Context, recs []abi.Record) error {
 	if err != nil {
 		return op.failure(err)
 	}
-	if err := op.next.process(ctx, op.out); err != nil {
+	if err := op.next.Process(ctx, op.out); err != nil {
 		return err
 	}
 	return op.reportFailed(ctx, op.sorted, "process", &op.call)
@@ -170,10 +171,10 @@ func (op *processOp) emitted(base *abi.Record, e *abi.Entry) abi.Record {
 
 // reportFailed applies the error policy to the inputs (records or timers)
 // the function reported as failed.
-func (op *processOp) reportFailed(ctx context.Context, inputs []abi.Record, what string, g *groupCall) error {
+func (op *processOp) reportFailed(ctx context.Context, inputs []abi.Record, what string, g *operator.GroupCall) error {
 	for _, f := range op.failed {
-		cause := fmt.Errorf("udf[%s] function[%s]: %s", g.module, g.function, f.msg)
-		if err := op.policy.recordFailed(ctx, &inputs[f.index], cause); err != nil {
+		cause := fmt.Errorf("udf[%s] function[%s]: %s", g.Module, g.Function, f.msg)
+		if err := op.policy.RecordFailed(ctx, &inputs[f.index], cause); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
@@ -190,21 +191,21 @@ func (op *processOp) failure(err error) error {
 	return fmt.Errorf("operator[%s]: %w", op.vertex, err)
 }
 
-func (op *processOp) advance(ctx context.Context, wm int64) error {
+func (op *processOp) Advance(ctx context.Context, wm int64) error {
 	if wm > op.wm {
 		op.wm = wm
 	}
 	if err := op.fire(ctx, abi.EventTime, wm); err != nil {
 		return err
 	}
-	return op.next.advance(ctx, wm)
+	return op.next.Advance(ctx, wm)
 }
 
-func (op *processOp) tick(ctx context.Context, now int64) error {
+func (op *processOp) Tick(ctx context.Context, now int64) error {
 	if err := op.fire(ctx, abi.ProcessingTime, now); err != nil {
 		return err
 	}
-	return op.next.tick(ctx, now)
+	return op.next.Tick(ctx, now)
 }
 
 // fire runs the on_timer function over the domain's timers due at upTo, a
@@ -230,20 +231,20 @@ func (op *processOp) callTimers(ctx context.Context, domain abi.TimeDomain) erro
 	if g == nil {
 		return fmt.Errorf("operator[%s]: %d timers fired and the operator has no on_timer function", op.vertex, len(op.fired))
 	}
-	g.begin(abi.OpNone, op.wm, nowMillis())
+	g.Begin(abi.OpNone, op.wm, operator.NowMillis())
 	op.env.begin()
 	op.sorted = op.sorted[:0]
 	for _, t := range op.fired {
 		op.env.add(t.Key, t.Namespace)
-		g.add(&abi.GroupHead{Flags: abi.GroupTimer, Key: t.Key, TimerTime: t.Timestamp, TimerDomain: domain}, nil)
+		g.Add(&abi.GroupHead{Flags: abi.GroupTimer, Key: t.Key, TimerTime: t.Timestamp, TimerDomain: domain}, nil)
 		op.sorted = append(op.sorted, abi.Record{Key: t.Key, Timestamp: t.Timestamp})
 	}
 	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
 	last, lastStart, lastFailed := -1, 0, false
-	err := g.run(ctx, false, func(e *abi.Entry) error {
+	err := g.Run(ctx, false, func(e *abi.Entry) error {
 		i := int(e.Index)
 		if i < last {
-			return g.badOutput(fmt.Errorf("entry for timer %d after timer %d", i, last))
+			return g.BadOutput(fmt.Errorf("entry for timer %d after timer %d", i, last))
 		}
 		if i != last {
 			last, lastStart, lastFailed = i, len(op.out), false
@@ -256,7 +257,7 @@ func (op *processOp) callTimers(ctx context.Context, domain abi.TimeDomain) erro
 				lastFailed = true
 			}
 		case e.Tag != abi.TagRecord:
-			return g.badOutput(fmt.Errorf("on_timer function wrote a %s entry", tagName(e.Tag)))
+			return g.BadOutput(fmt.Errorf("on_timer function wrote a %s entry", operator.TagName(e.Tag)))
 		case !lastFailed:
 			op.out = append(op.out, op.emitted(&op.sorted[i], e))
 		}
@@ -265,20 +266,20 @@ func (op *processOp) callTimers(ctx context.Context, domain abi.TimeDomain) erro
 	if err != nil {
 		return op.failure(err)
 	}
-	if err := op.next.process(ctx, op.out); err != nil {
+	if err := op.next.Process(ctx, op.out); err != nil {
 		return err
 	}
 	return op.reportFailed(ctx, op.sorted, "on_timer", g)
 }
 
-func (op *processOp) finish(ctx context.Context) error { return op.next.finish(ctx) }
+func (op *processOp) Finish(ctx context.Context) error { return op.next.Finish(ctx) }
 
-func (op *processOp) close(ctx context.Context) error {
-	errs := []error{op.call.pool.Close(ctx)}
+func (op *processOp) Close(ctx context.Context) error {
+	errs := []error{op.call.Guest.Close(ctx)}
 	if op.onTimer != nil {
-		errs = append(errs, op.onTimer.pool.Close(ctx))
+		errs = append(errs, op.onTimer.Guest.Close(ctx))
 	}
-	errs = append(errs, op.keyed.Close(), op.next.close(ctx))
+	errs = append(errs, op.keyed.Close(), op.next.Close(ctx))
 	return errors.Join(errs...)
 }
 

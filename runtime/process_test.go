@@ -14,19 +14,20 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 )
 
 // newProcessOp makes a process operator over a module's function (and
 // on_timer function), owning subtask i of p's key groups.
-func newTestProcessOp(t *testing.T, mod *host.Module, function, onTimer string, p, i int, next stage) *processOp {
+func newTestProcessOp(t *testing.T, mod *host.Module, function, onTimer string, p, i int, next operator.Stage) *processOp {
 	t.Helper()
-	call := func(name string) groupCall {
+	call := func(name string) operator.GroupCall {
 		fn := mod.Description.Lookup(name)
 		if fn < 0 {
 			t.Fatalf("no function %s", name)
 		}
-		return groupCall{module: mod.ID, function: name, fn: fn, pool: mod.NewGuest(host.InstanceConfig{})}
+		return operator.GroupCall{Module: mod.ID, Function: name, Fn: fn, Guest: mod.NewGuest(host.InstanceConfig{})}
 	}
 	descs, err := stateDescriptors(mod.Description, nil)
 	if err != nil {
@@ -36,14 +37,14 @@ func newTestProcessOp(t *testing.T, mod *host.Module, function, onTimer string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var timer *groupCall
+	var timer *operator.GroupCall
 	if onTimer != "" {
 		g := call(onTimer)
 		timer = &g
 	}
-	policy := &errorPolicy{mode: onErrorFail, vertex: "op", c: &counters{}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "op", Counts: &operator.ErrorCounts{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	op := newProcessOp("op", call(function), timer, keyed, 1024, policy, next)
-	t.Cleanup(func() { _ = op.close(context.Background()) })
+	t.Cleanup(func() { _ = op.Close(context.Background()) })
 	return op
 }
 
@@ -58,10 +59,10 @@ func TestProcessGroupsByKey(t *testing.T) {
 	sink := &collectSink{}
 	op := newTestProcessOp(t, mod, "dedup", "", 1, 0, sink)
 	ctx := context.Background()
-	if err := op.process(ctx, []abi.Record{keyed("b", "b1", 1), keyed("a", "a1", 2), keyed("b", "b2", 3), keyed("c", "c1", 4), keyed("a", "a2", 5)}); err != nil {
+	if err := op.Process(ctx, []abi.Record{keyed("b", "b1", 1), keyed("a", "a1", 2), keyed("b", "b2", 3), keyed("c", "c1", 4), keyed("a", "a2", 5)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := op.process(ctx, []abi.Record{keyed("c", "c2", 6), keyed("d", "d1", 7)}); err != nil {
+	if err := op.Process(ctx, []abi.Record{keyed("c", "c2", 6), keyed("d", "d1", 7)}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"a1", "b1", "c1", "d1"}; !reflect.DeepEqual(sink.values, want) {
@@ -98,7 +99,7 @@ func TestProcessSnapshotRescales(t *testing.T) {
 	for i, a := range accounts {
 		recs = append(recs, txn(a, 0.5, int64(1000+i)))
 	}
-	if err := before.process(ctx, recs); err != nil {
+	if err := before.Process(ctx, recs); err != nil {
 		t.Fatal(err)
 	}
 	if n := before.timers.Len(abi.EventTime); n != len(accounts) {
@@ -133,10 +134,10 @@ func TestProcessSnapshotRescales(t *testing.T) {
 				mine = append(mine, txn(a, 900, 2000))
 			}
 		}
-		if err := op.advance(ctx, 1000+60_000+14); err != nil {
+		if err := op.Advance(ctx, 1000+60_000+14); err != nil {
 			t.Fatal(err)
 		}
-		if err := op.process(ctx, mine); err != nil {
+		if err := op.Process(ctx, mine); err != nil {
 			t.Fatal(err)
 		}
 		left += op.timers.Len(abi.EventTime)
@@ -180,7 +181,7 @@ func TestProcessRejectsForeignKeys(t *testing.T) {
 			foreign = k
 		}
 	}
-	err := op.process(context.Background(), []abi.Record{keyed(foreign, "x", 1)})
+	err := op.Process(context.Background(), []abi.Record{keyed(foreign, "x", 1)})
 	if err == nil || !strings.Contains(err.Error(), "key outside the subtask's key groups") {
 		t.Fatalf("got %v", err)
 	}
@@ -193,7 +194,7 @@ func TestProcessTicksFireProcessingTimers(t *testing.T) {
 	sink := &collectSink{}
 	op := newTestProcessOp(t, mod, "detect", "expire", 1, 0, sink)
 	ctx := context.Background()
-	if err := op.process(ctx, []abi.Record{txn("a", 0.5, 1000), txn("b", 0.5, 1000)}); err != nil {
+	if err := op.Process(ctx, []abi.Record{txn("a", 0.5, 1000), txn("b", 0.5, 1000)}); err != nil {
 		t.Fatal(err)
 	}
 	// A processing-time timer for a, as if the function had registered it.
@@ -205,14 +206,14 @@ func TestProcessTicksFireProcessingTimers(t *testing.T) {
 	if err := op.env.RegisterTimer(abi.ProcessingTime, 5000); err != nil {
 		t.Fatal(err)
 	}
-	if err := op.tick(ctx, 4999); err != nil || op.timers.Len(abi.ProcessingTime) != 1 {
+	if err := op.Tick(ctx, 4999); err != nil || op.timers.Len(abi.ProcessingTime) != 1 {
 		t.Fatalf("tick before the timer: %v, %d timers", err, op.timers.Len(abi.ProcessingTime))
 	}
-	if err := op.tick(ctx, 5000); err != nil || op.timers.Len(abi.ProcessingTime) != 0 {
+	if err := op.Tick(ctx, 5000); err != nil || op.timers.Len(abi.ProcessingTime) != 0 {
 		t.Fatalf("tick at the timer: %v, %d timers", err, op.timers.Len(abi.ProcessingTime))
 	}
 	// expire cleared a's small transaction; b's is still there.
-	if err := op.process(ctx, []abi.Record{txn("a", 900, 2000), txn("b", 900, 2000)}); err != nil {
+	if err := op.Process(ctx, []abi.Record{txn("a", 900, 2000), txn("b", 900, 2000)}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{`{"account":"b","ts":2000,"amount":900.00}`}; !reflect.DeepEqual(sink.values, want) {

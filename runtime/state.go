@@ -8,6 +8,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/spec"
 	"wasmstream.io/platform/state"
 )
@@ -96,13 +97,13 @@ func stateDescriptors(desc abi.Description, overrides []spec.StateTTL) ([]state.
 }
 
 // processStage builds a keyed process operator for subtask i of v.
-func (b *builder) processStage(t *task, v *vertex, i int, policy *errorPolicy, next stage) (stage, error) {
+func (b *builder) processStage(t *task, v *vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
 	keyed, err := b.keyedState(v, i, v.fn)
 	if err != nil {
 		return nil, err
 	}
 	call := b.processCall(t, v, i, v.fn)
-	var onTimer *groupCall
+	var onTimer *operator.GroupCall
 	if v.onTimer != nil {
 		g := b.processCall(t, v, i, v.onTimer)
 		onTimer = &g
@@ -111,12 +112,12 @@ func (b *builder) processStage(t *task, v *vertex, i int, policy *errorPolicy, n
 }
 
 // processCall prepares calls of a grouped function f for subtask i of v.
-func (b *builder) processCall(t *task, v *vertex, i int, f *funcRef) groupCall {
+func (b *builder) processCall(t *task, v *vertex, i int, f *funcRef) operator.GroupCall {
 	limits := b.j.plan.job.UDF
 	pool := f.module.mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", v.id), slog.Int("subtask", i)},
 	})
-	return groupCall{module: f.module.id, function: f.name, fn: f.index, pool: t.stats.meter(v.id, f.name, pool)}
+	return operator.GroupCall{Module: f.module.id, Function: f.name, Fn: f.index, Guest: t.stats.meter(v.id, f.name, pool)}
 }

@@ -12,6 +12,7 @@ import (
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -25,7 +26,7 @@ type task struct {
 	name      string
 	subtask   int
 	batchSize int
-	chain     stage
+	chain     operator.Stage
 	source    connector.Source
 	gate      *exchange.Gate
 	writers   []*exchange.Writer
@@ -33,7 +34,7 @@ type task struct {
 	// for a single-input task.
 	inputs *joinInputs
 	// dlq publishes dead letters; it is finished after the chain.
-	dlq stage
+	dlq operator.Stage
 	// log carries the job, vertex (the chain head) and subtask.
 	log *slog.Logger
 	// stats are the task's figures for metrics and backpressure.
@@ -72,11 +73,11 @@ func (t *task) run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := t.chain.finish(ctx); err != nil {
+	if err := t.chain.Finish(ctx); err != nil {
 		return err
 	}
 	if t.dlq != nil {
-		if err := t.dlq.finish(ctx); err != nil {
+		if err := t.dlq.Finish(ctx); err != nil {
 			return err
 		}
 	}
@@ -104,7 +105,7 @@ func (t *task) runSource(ctx context.Context) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return t.chain.advance(ctx, watermark.MaxWatermark)
+			return t.chain.Advance(ctx, watermark.MaxWatermark)
 		}
 		if err != nil {
 			return err
@@ -168,7 +169,7 @@ func (t *task) runGate(ctx context.Context) error {
 		if t.inputs != nil {
 			t.inputs.from(buf.Channel())
 		}
-		err = t.chain.process(ctx, recs[:n])
+		err = t.chain.Process(ctx, recs[:n])
 		buf.Recycle()
 		if err != nil {
 			return err
@@ -199,13 +200,13 @@ func (t *task) close() error {
 		t.cp.abandon()
 	}
 	if t.chain != nil {
-		errs = append(errs, t.chain.close(ctx))
+		errs = append(errs, t.chain.Close(ctx))
 	}
 	if t.source != nil {
 		errs = append(errs, t.source.Close())
 	}
 	if t.dlq != nil {
-		errs = append(errs, t.dlq.close(ctx))
+		errs = append(errs, t.dlq.Close(ctx))
 	}
 	return errors.Join(errs...)
 }

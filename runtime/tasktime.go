@@ -8,15 +8,13 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
 // tickEvery is the most processing time that passes between two ticks of a
 // running task's chain.
 const tickEvery = 10 * time.Millisecond
-
-// nowMillis is the processing time: milliseconds since the epoch.
-func nowMillis() int64 { return time.Now().UnixMilli() }
 
 // taskTime is a task's view of time. A gate task combines the watermarks of
 // its input channels in a valve and tells its consumers when all its input
@@ -73,7 +71,7 @@ func (t *task) gateTick(ctx context.Context) error {
 		return nil
 	}
 	t.time.due.Store(false)
-	return t.chain.tick(ctx, nowMillis())
+	return t.chain.Tick(ctx, operator.NowMillis())
 }
 
 // sourceTick ticks the chain if tickEvery has passed since the last tick.
@@ -83,7 +81,7 @@ func (t *task) sourceTick(ctx context.Context) error {
 		return nil
 	}
 	t.time.nextTick = now + int64(tickEvery)
-	return t.chain.tick(ctx, nowMillis())
+	return t.chain.Tick(ctx, operator.NowMillis())
 }
 
 // gateEvent handles an event of an input channel: a watermark, an idleness
@@ -110,7 +108,7 @@ func (t *task) gateEvent(ctx context.Context, channel int, ev any) error {
 		}
 	}
 	if advanced {
-		if err := t.chain.advance(ctx, wm); err != nil {
+		if err := t.chain.Advance(ctx, wm); err != nil {
 			return err
 		}
 	}
@@ -126,7 +124,7 @@ func (t *task) endGate(ctx context.Context) error {
 	if t.time.valve.Current() == watermark.MaxWatermark {
 		return nil
 	}
-	return t.chain.advance(ctx, watermark.MaxWatermark)
+	return t.chain.Advance(ctx, watermark.MaxWatermark)
 }
 
 // announceIdle tells every consumer of the task that its output is idle or
@@ -152,7 +150,7 @@ func (t *task) processSource(ctx context.Context, b *abi.Batch) error {
 	gen := t.time.gen
 	ss, ok := t.source.(connector.SplitSource)
 	if gen == nil || !ok || ss.Splits() <= 1 {
-		return t.chain.process(ctx, b.Records)
+		return t.chain.Process(ctx, b.Records)
 	}
 	splits := ss.LastSplits()
 	n := ss.Splits()
@@ -181,7 +179,7 @@ func (t *task) processSource(ctx context.Context, b *abi.Batch) error {
 		end := counts[s]
 		if end > start {
 			gen.split = s
-			if err := t.chain.process(ctx, grouped[start:end]); err != nil {
+			if err := t.chain.Process(ctx, grouped[start:end]); err != nil {
 				return err
 			}
 		}

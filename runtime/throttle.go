@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // throttleStep is about how long the throttle lets records through at once:
@@ -20,12 +21,12 @@ type throttle struct {
 	chunk     int
 	due       time.Time
 	timer     *time.Timer
-	next      stage
+	next      operator.Stage
 }
 
 // throttled puts a throttle of rate records per second, shared by
 // parallelism subtasks, in front of next; rate 0 means none.
-func throttled(rate, parallelism int, next stage) stage {
+func throttled(rate, parallelism int, next operator.Stage) operator.Stage {
 	if rate <= 0 {
 		return next
 	}
@@ -40,13 +41,13 @@ func throttled(rate, parallelism int, next stage) stage {
 	}
 }
 
-func (t *throttle) process(ctx context.Context, recs []abi.Record) error {
+func (t *throttle) Process(ctx context.Context, recs []abi.Record) error {
 	for len(recs) > 0 {
 		n := min(len(recs), t.chunk)
 		if err := t.wait(ctx); err != nil {
 			return err
 		}
-		if err := t.next.process(ctx, recs[:n]); err != nil {
+		if err := t.next.Process(ctx, recs[:n]); err != nil {
 			return err
 		}
 		t.due = t.due.Add(time.Duration(float64(n) * t.perRecord))
@@ -72,11 +73,11 @@ func (t *throttle) wait(ctx context.Context) error {
 	}
 }
 
-func (t *throttle) advance(ctx context.Context, wm int64) error { return t.next.advance(ctx, wm) }
-func (t *throttle) tick(ctx context.Context, now int64) error   { return t.next.tick(ctx, now) }
-func (t *throttle) finish(ctx context.Context) error            { return t.next.finish(ctx) }
+func (t *throttle) Advance(ctx context.Context, wm int64) error { return t.next.Advance(ctx, wm) }
+func (t *throttle) Tick(ctx context.Context, now int64) error   { return t.next.Tick(ctx, now) }
+func (t *throttle) Finish(ctx context.Context) error            { return t.next.Finish(ctx) }
 
-func (t *throttle) close(ctx context.Context) error {
+func (t *throttle) Close(ctx context.Context) error {
 	t.timer.Stop()
-	return t.next.close(ctx)
+	return t.next.Close(ctx)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // chunkSink records the size of every batch it gets.
@@ -16,9 +17,9 @@ type chunkSink struct {
 	sizes []int
 }
 
-func (c *chunkSink) process(ctx context.Context, recs []abi.Record) error {
+func (c *chunkSink) Process(ctx context.Context, recs []abi.Record) error {
 	c.sizes = append(c.sizes, len(recs))
-	return c.collectSink.process(ctx, recs)
+	return c.collectSink.Process(ctx, recs)
 }
 
 func TestThrottlePassesRecordsInChunks(t *testing.T) {
@@ -43,13 +44,13 @@ func TestThrottlePassesRecordsInChunks(t *testing.T) {
 				recs[i].Value = fmt.Appendf(nil, "r%d", i)
 				want = append(want, string(recs[i].Value))
 			}
-			if err := s.process(context.Background(), recs); err != nil {
+			if err := s.Process(context.Background(), recs); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(sink.sizes, tt.sizes) || !slices.Equal(sink.values, want) {
 				t.Fatalf("chunks %v of %q; want %v of %q", sink.sizes, sink.values, tt.sizes, want)
 			}
-			if err := s.close(context.Background()); err != nil {
+			if err := s.Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -62,14 +63,14 @@ func TestThrottleStopsWaitingWhenCancelled(t *testing.T) {
 	recs := make([]abi.Record, 2)
 	cancel()
 	// The first record is due at once; the second would be a second later.
-	if err := s.process(ctx, recs); !errors.Is(err, context.Canceled) {
+	if err := s.Process(ctx, recs); !errors.Is(err, context.Canceled) {
 		t.Fatalf("process: %v, want context.Canceled", err)
 	}
 }
 
 func TestNoThrottle(t *testing.T) {
 	sink := &chunkSink{}
-	if s := throttled(0, 1, sink); s != stage(sink) {
+	if s := throttled(0, 1, sink); s != operator.Stage(sink) {
 		t.Fatalf("throttle 0 wraps the sink in %T", s)
 	}
 }

@@ -7,14 +7,8 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
 )
-
-// caller runs one function of a module over a frame; host.Guest is the real
-// one.
-type caller interface {
-	Call(ctx context.Context, fn int, frame []byte) ([]byte, error)
-	Close(ctx context.Context) error
-}
 
 // wasmOp runs a record function (map, filter, flat_map, key, timestamp) of a
 // module over batches. Outputs alias the input records and guest memory, so
@@ -24,10 +18,10 @@ type wasmOp struct {
 	module    string
 	function  string
 	fn        int
-	pool      caller
+	pool      operator.Caller
 	batchSize int
-	policy    *errorPolicy
-	next      stage
+	policy    *operator.ErrorPolicy
+	next      operator.Stage
 
 	frame   []byte
 	reader  abi.OutputReader
@@ -36,7 +30,7 @@ type wasmOp struct {
 	headers []abi.Header
 }
 
-func (o *wasmOp) process(ctx context.Context, recs []abi.Record) error {
+func (o *wasmOp) Process(ctx context.Context, recs []abi.Record) error {
 	for len(recs) > 0 {
 		n := min(len(recs), o.batchSize)
 		if err := o.processChunk(ctx, recs[:n]); err != nil {
@@ -50,18 +44,18 @@ func (o *wasmOp) process(ctx context.Context, recs []abi.Record) error {
 func (o *wasmOp) processChunk(ctx context.Context, recs []abi.Record) error {
 	err := o.call(ctx, recs)
 	if err == nil {
-		return o.next.process(ctx, o.out)
+		return o.next.Process(ctx, o.out)
 	}
 	var callErr *host.CallError
 	isCallErr := errors.As(err, &callErr)
 	if !isCallErr && !errors.Is(err, abi.ErrMalformedFrame) {
 		return err
 	}
-	if o.policy.mode == onErrorFail || len(recs) == 1 {
+	if o.policy.Mode == operator.OnErrorFail || len(recs) == 1 {
 		if len(recs) == 1 || !isCallErr {
-			return o.policy.recordFailed(ctx, &recs[0], err)
+			return o.policy.RecordFailed(ctx, &recs[0], err)
 		}
-		return fmt.Errorf("operator[%s]: %w", o.policy.vertex, err)
+		return fmt.Errorf("operator[%s]: %w", o.policy.Vertex, err)
 	}
 	// The call failed as a whole (a trap, a deadline, a bad frame): run the
 	// records one by one to find the poison ones, so that the others are
@@ -113,7 +107,7 @@ func (o *wasmOp) call(ctx context.Context, recs []abi.Record) error {
 				indexFailed = true
 			}
 		case !o.kind.Answers(e.Tag):
-			return o.badOutput(fmt.Errorf("%s function wrote a %s entry", o.kind, tagName(e.Tag)))
+			return o.badOutput(fmt.Errorf("%s function wrote a %s entry", o.kind, operator.TagName(e.Tag)))
 		case indexFailed:
 		default:
 			if indexEntries++; onePerInput && indexEntries > 1 {
@@ -129,7 +123,7 @@ func (o *wasmOp) call(ctx context.Context, recs []abi.Record) error {
 		return o.badOutput(fmt.Errorf("%s function answered %d of %d records", o.kind, distinct, len(recs)))
 	}
 	for _, i := range failed {
-		if err := o.policy.recordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: %s", o.module, o.function, o.reportedError(outFrame, i))); err != nil {
+		if err := o.policy.RecordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: %s", o.module, o.function, o.reportedError(outFrame, i))); err != nil {
 			return err
 		}
 	}
@@ -168,30 +162,10 @@ func (o *wasmOp) merge(in *abi.Record, e *abi.Entry) abi.Record {
 	return out
 }
 
-func tagName(t abi.Tag) string {
-	switch t {
-	case abi.TagRecord:
-		return "record"
-	case abi.TagKeep:
-		return "keep"
-	case abi.TagKey:
-		return "key"
-	case abi.TagTimestamp:
-		return "timestamp"
-	case abi.TagError:
-		return "error"
-	case abi.TagAccumulator:
-		return "accumulator"
-	case abi.TagWatermark:
-		return "watermark"
-	}
-	return fmt.Sprintf("tag %d", t)
-}
+func (o *wasmOp) Advance(ctx context.Context, wm int64) error { return o.next.Advance(ctx, wm) }
+func (o *wasmOp) Tick(ctx context.Context, now int64) error   { return o.next.Tick(ctx, now) }
+func (o *wasmOp) Finish(ctx context.Context) error            { return o.next.Finish(ctx) }
 
-func (o *wasmOp) advance(ctx context.Context, wm int64) error { return o.next.advance(ctx, wm) }
-func (o *wasmOp) tick(ctx context.Context, now int64) error   { return o.next.tick(ctx, now) }
-func (o *wasmOp) finish(ctx context.Context) error            { return o.next.finish(ctx) }
-
-func (o *wasmOp) close(ctx context.Context) error {
-	return errors.Join(o.pool.Close(ctx), o.next.close(ctx))
+func (o *wasmOp) Close(ctx context.Context) error {
+	return errors.Join(o.pool.Close(ctx), o.next.Close(ctx))
 }

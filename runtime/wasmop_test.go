@@ -11,21 +11,22 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // collectSink keeps copies of the values that reach it.
 type collectSink struct{ values []string }
 
-func (c *collectSink) process(_ context.Context, recs []abi.Record) error {
+func (c *collectSink) Process(_ context.Context, recs []abi.Record) error {
 	for _, r := range recs {
 		c.values = append(c.values, string(r.Value))
 	}
 	return nil
 }
-func (c *collectSink) advance(context.Context, int64) error { return nil }
-func (c *collectSink) tick(context.Context, int64) error    { return nil }
-func (c *collectSink) finish(context.Context) error         { return nil }
-func (c *collectSink) close(context.Context) error          { return nil }
+func (c *collectSink) Advance(context.Context, int64) error { return nil }
+func (c *collectSink) Tick(context.Context, int64) error    { return nil }
+func (c *collectSink) Finish(context.Context) error         { return nil }
+func (c *collectSink) Close(context.Context) error          { return nil }
 
 func newTestHost(t *testing.T) *host.Host {
 	t.Helper()
@@ -37,7 +38,7 @@ func newTestHost(t *testing.T) *host.Host {
 	return h
 }
 
-func newWasmOp(t *testing.T, mod *host.Module, function, policy string, next stage) (*wasmOp, *counters) {
+func newWasmOp(t *testing.T, mod *host.Module, function, policy string, next operator.Stage) (*wasmOp, *counters) {
 	t.Helper()
 	i := mod.Description.Lookup(function)
 	if i < 0 {
@@ -47,10 +48,10 @@ func newWasmOp(t *testing.T, mod *host.Module, function, policy string, next sta
 	op := &wasmOp{
 		kind: mod.Description.Functions[i].Kind, module: mod.ID, function: function, fn: i,
 		pool: mod.NewGuest(host.InstanceConfig{}), batchSize: 1024,
-		policy: &errorPolicy{mode: policy, vertex: "op", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		policy: &operator.ErrorPolicy{Mode: policy, Vertex: "op", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		next:   next,
 	}
-	t.Cleanup(func() { _ = op.close(context.Background()) })
+	t.Cleanup(func() { _ = op.Close(context.Background()) })
 	return op, c
 }
 
@@ -80,14 +81,14 @@ func TestOutputRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.function, func(t *testing.T) {
 			sink := &collectSink{}
-			op, c := newWasmOp(t, mod, tt.function, onErrorFail, sink)
-			err := op.process(context.Background(), []abi.Record{{Value: []byte("x")}})
-			var rerr *RecordError
+			op, c := newWasmOp(t, mod, tt.function, operator.OnErrorFail, sink)
+			err := op.Process(context.Background(), []abi.Record{{Value: []byte("x")}})
+			var rerr *operator.RecordError
 			if !errors.As(err, &rerr) {
-				t.Fatalf("err %v, want a RecordError", err)
+				t.Fatalf("err %v, want a *operator.RecordError", err)
 			}
-			if len(sink.values) != 0 || c.udfErrors.Load() != 1 {
-				t.Fatalf("outputs %q, udf errors %d", sink.values, c.udfErrors.Load())
+			if len(sink.values) != 0 || c.UDFErrors.Load() != 1 {
+				t.Fatalf("outputs %q, udf errors %d", sink.values, c.UDFErrors.Load())
 			}
 			if tt.failed != "" {
 				if rerr.Err.Error() != tt.failed {
@@ -114,13 +115,13 @@ func TestTrapIsolatesThePoisonRecord(t *testing.T) {
 	for _, function := range []string{"poison", "reject"} {
 		t.Run(function, func(t *testing.T) {
 			sink := &collectSink{}
-			op, c := newWasmOp(t, mod, function, onErrorSkip, sink)
+			op, c := newWasmOp(t, mod, function, operator.OnErrorSkip, sink)
 			in := []abi.Record{{Value: []byte("a")}, {Value: []byte("b")}, {Value: []byte("poison")}, {Value: []byte("c")}}
-			if err := op.process(context.Background(), in); err != nil {
+			if err := op.Process(context.Background(), in); err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(sink.values, ","); got != "a,b,c" || c.skipped.Load() != 1 {
-				t.Fatalf("outputs %q, skipped %d", got, c.skipped.Load())
+			if got := strings.Join(sink.values, ","); got != "a,b,c" || c.Skipped.Load() != 1 {
+				t.Fatalf("outputs %q, skipped %d", got, c.Skipped.Load())
 			}
 		})
 	}

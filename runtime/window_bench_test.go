@@ -9,16 +9,17 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // windowBench drives a window operator with b.N records of keys keys,
 // perMs records per millisecond of event time, in batches of 1024 with a
 // watermark (the largest timestamp - 1) after each batch, into a sink that
 // counts. It reports records per CPU second of the process (GC included).
-func windowBench(b *testing.B, wp windowPlan, keys, perMs int, fn func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc) {
+func windowBench(b *testing.B, wp windowPlan, keys, perMs int, fn func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc) {
 	out := &countSink{}
 	c := newCounters()
-	policy := &errorPolicy{mode: onErrorFail, vertex: "win", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	wo := &windowOut{max: 1024, next: out}
 	w := newWindowOp("win", &wp, c, policy, wo, nil)
 	if fn == nil {
@@ -46,11 +47,11 @@ func windowBench(b *testing.B, wp windowPlan, keys, perMs int, fn func(w *window
 			i := n + j
 			recs[j] = abi.Record{Key: keyBytes[(i*7919)%keys], Value: values[i%len(values)], Timestamp: int64(i / perMs)}
 		}
-		if err := w.process(ctx, recs[:m]); err != nil {
+		if err := w.Process(ctx, recs[:m]); err != nil {
 			b.Fatal(err)
 		}
 		n += m
-		if err := w.advance(ctx, recs[m-1].Timestamp-1); err != nil {
+		if err := w.Advance(ctx, recs[m-1].Timestamp-1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,7 +59,7 @@ func windowBench(b *testing.B, wp windowPlan, keys, perMs int, fn func(w *window
 	if used := processCPUNanos() - cpu; used > 0 {
 		b.ReportMetric(float64(b.N)/(float64(used)/1e9), "records/cpu-s")
 	}
-	_ = w.close(ctx)
+	_ = w.Close(ctx)
 }
 
 // Keyed tumbling count over 100,000 keys: 100 records per millisecond and

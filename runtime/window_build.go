@@ -8,12 +8,13 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // sourceStages puts the event-time stages of source v in front of next:
 // the timestamp assigner (a JSON field or a timestamp function) and the
 // watermark generator, as time and the source's watermark say.
-func (b *builder) sourceStages(t *task, v *vertex, i int, policy *errorPolicy, next stage) stage {
+func (b *builder) sourceStages(t *task, v *vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
 	src := v.source
 	mode := b.j.plan.job.Time
 	s := next
@@ -51,7 +52,7 @@ func (b *builder) sourceStages(t *task, v *vertex, i int, policy *errorPolicy, n
 
 // timestampStage puts the source's timestamp assigner, if any, in front of
 // next.
-func (b *builder) timestampStage(t *task, v *vertex, i int, policy *errorPolicy, next stage) stage {
+func (b *builder) timestampStage(t *task, v *vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
 	if ts := v.source.Timestamp; ts != nil && ts.Field != "" {
 		return &fieldExtract{field: ts.Field, timestamp: true, policy: policy, next: next}
 	}
@@ -73,7 +74,7 @@ func (b *builder) pool(vertexID string, i int, f *funcRef) *host.Guest {
 
 // windowStage builds the window operator of v for subtask i in front of
 // next, with its late output.
-func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c *counters, policy *errorPolicy, next stage) (stage, error) {
+func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
 	wp := v.win
 	var st *windowState
 	if wp.states {
@@ -95,7 +96,7 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c 
 	w := newWindowOp(v.id, wp, c, policy, out, late)
 	call := func(f *funcRef, kind abi.Kind) *windowCall {
 		return &windowCall{kind: kind, maxGroups: batch, policy: policy, out: out,
-			gc: groupCall{module: f.module.id, function: f.name, fn: f.index, pool: b.pool(v.id, i, f)}}
+			gc: operator.GroupCall{Module: f.module.id, Function: f.name, Fn: f.index, Guest: b.pool(v.id, i, f)}}
 	}
 	switch {
 	case wp.builtin != "":
@@ -103,7 +104,7 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c 
 	case wp.fnKind == abi.KindWindowProcess:
 		pc := call(v.fn, wp.fnKind)
 		if st != nil {
-			pc.state, pc.gc.env, w.state = st, &st.env, st
+			pc.state, pc.gc.Env, w.state = st, &st.env, st
 		}
 		w.fn = &udfProcessFunc{call: pc, store: w.store, out: out, policy: policy, wm: &w.wm, state: st}
 	default:
@@ -111,15 +112,15 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c 
 	}
 	if wp.gapFn != nil {
 		f := wp.gapFn
-		w.gapCall = &groupCall{module: f.module.id, function: f.name, fn: f.index, pool: b.pool(v.id, i, f)}
+		w.gapCall = &operator.GroupCall{Module: f.module.id, Function: f.name, Fn: f.index, Guest: b.pool(v.id, i, f)}
 	}
 	return w, nil
 }
 
 // lateOutputs builds the stages that receive v's late records: its late
 // edges, chained or through the exchange. Nil when v has none.
-func (b *builder) lateOutputs(ctx context.Context, t *task, v *vertex, i int) (stage, error) {
-	var outs fanout
+func (b *builder) lateOutputs(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
+	var outs operator.Fanout
 	for _, e := range v.out {
 		if !e.late {
 			continue
@@ -127,7 +128,7 @@ func (b *builder) lateOutputs(ctx context.Context, t *task, v *vertex, i int) (s
 		if e.chained() {
 			s, err := b.vertexStage(ctx, t, e.to, i)
 			if err != nil {
-				return nil, errors.Join(err, outs.close(ctx))
+				return nil, errors.Join(err, outs.Close(ctx))
 			}
 			outs = append(outs, s)
 			continue

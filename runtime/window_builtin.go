@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // Built-in window aggregates.
@@ -57,7 +58,7 @@ func (a *builtinAcc) merge(b *builtinAcc) {
 type builtinFunc struct {
 	name    string
 	field   string
-	policy  *errorPolicy
+	policy  *operator.ErrorPolicy
 	out     *windowOut
 	scratch []byte
 	acc     builtinAcc
@@ -80,7 +81,7 @@ func (f *builtinFunc) add(ctx context.Context, _ *keyState, s *slot, rec *abi.Re
 	}
 	if err != nil {
 		s.n--
-		return f.policy.recordFailed(ctx, rec, fmt.Errorf("aggregate %s field %q: %w", f.name, f.field, err))
+		return f.policy.RecordFailed(ctx, rec, fmt.Errorf("aggregate %s field %q: %w", f.name, f.field, err))
 	}
 	s.agg.add(v)
 	return nil

@@ -7,19 +7,12 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // windowFrameBytes is about the largest grouped frame a window operator
 // sends in one call; a single larger group goes alone.
 const windowFrameBytes = 4 << 20
-
-// beginEncoded appends the head of a group whose count records the caller
-// appends to g.frame already encoded in the input frame layout.
-func (g *groupCall) beginEncoded(h *abi.GroupHead, count uint32) {
-	g.frame = abi.AppendGroupHead(g.frame, h, count)
-	g.records += count
-	g.groups++
-}
 
 // windowCall runs a grouped window function (aggregate, reduce,
 // window_process) over many groups, in frames of at most maxGroups groups
@@ -29,9 +22,9 @@ func (g *groupCall) beginEncoded(h *abi.GroupHead, count uint32) {
 // one to find the failing ones, as on_udf_error skip and dead_letter need.
 type windowCall struct {
 	kind      abi.Kind
-	gc        groupCall
+	gc        operator.GroupCall
 	maxGroups int
-	policy    *errorPolicy
+	policy    *operator.ErrorPolicy
 	out       *windowOut
 	// state is a stateful window_process function's per-window state,
 	// whose groups follow the frame's; nil without state.
@@ -74,7 +67,7 @@ func (w *windowCall) run(ctx context.Context, op abi.Op, wm int64, n int, h grou
 	for lo := 0; lo < n; {
 		w.begin(op, wm)
 		hi := lo
-		for hi < n && (hi == lo || hi-lo < w.maxGroups && len(w.gc.frame) < windowFrameBytes) {
+		for hi < n && (hi == lo || hi-lo < w.maxGroups && len(w.gc.Frame) < windowFrameBytes) {
 			h.add(hi)
 			hi++
 		}
@@ -90,17 +83,17 @@ func (w *windowCall) run(ctx context.Context, op abi.Op, wm int64, n int, h grou
 		if w.state != nil {
 			// The call may have changed state before it failed: running
 			// its groups again would apply those changes twice.
-			return fmt.Errorf("operator[%s]: %w", w.policy.vertex, err)
+			return fmt.Errorf("operator[%s]: %w", w.policy.Vertex, err)
 		}
-		if w.policy.mode == onErrorFail || hi-lo == 1 {
-			if hi-lo == 1 && w.policy.mode != onErrorFail {
+		if w.policy.Mode == operator.OnErrorFail || hi-lo == 1 {
+			if hi-lo == 1 && w.policy.Mode != operator.OnErrorFail {
 				if err := h.failed(lo, err); err != nil {
 					return err
 				}
 				lo = hi
 				continue
 			}
-			return fmt.Errorf("operator[%s]: %w", w.policy.vertex, err)
+			return fmt.Errorf("operator[%s]: %w", w.policy.Vertex, err)
 		}
 		// Run each group of the failed chunk alone.
 		for i := lo; i < hi; i++ {
@@ -122,7 +115,7 @@ func (w *windowCall) run(ctx context.Context, op abi.Op, wm int64, n int, h grou
 
 // begin starts a frame, and its groups' state.
 func (w *windowCall) begin(op abi.Op, wm int64) {
-	w.gc.begin(op, wm, nowMillis())
+	w.gc.Begin(op, wm, operator.NowMillis())
 	if w.state != nil {
 		w.state.begin()
 	}
@@ -135,15 +128,15 @@ func (w *windowCall) chunk(ctx context.Context, lo, hi int, h groupHandlers) err
 	w.arena, w.accs, w.failures = w.arena[:0], w.accs[:0], w.failures[:0]
 	mark := w.out.batch.Len()
 	last, groupMark, failed := -1, mark, false
-	err := w.gc.run(ctx, false, func(e *abi.Entry) error {
+	err := w.gc.Run(ctx, false, func(e *abi.Entry) error {
 		i := lo + int(e.Index)
 		if i < last {
-			return w.gc.badOutput(fmt.Errorf("entry for group %d after group %d", i-lo, last-lo))
+			return w.gc.BadOutput(fmt.Errorf("entry for group %d after group %d", i-lo, last-lo))
 		}
 		if i != last {
 			last, groupMark, failed = i, w.out.batch.Len(), false
 		} else if h.acc != nil {
-			return w.gc.badOutput(fmt.Errorf("more than one answer for group %d", e.Index))
+			return w.gc.BadOutput(fmt.Errorf("more than one answer for group %d", e.Index))
 		}
 		switch {
 		case failed:
@@ -152,7 +145,7 @@ func (w *windowCall) chunk(ctx context.Context, lo, hi int, h groupHandlers) err
 			if n := len(w.accs); n > 0 && w.accs[n-1].group == i {
 				w.accs = w.accs[:n-1]
 			}
-			w.failures = append(w.failures, failure{group: i, err: fmt.Errorf("udf[%s] function[%s]: %s", w.gc.module, w.gc.function, e.Message)})
+			w.failures = append(w.failures, failure{group: i, err: fmt.Errorf("udf[%s] function[%s]: %s", w.gc.Module, w.gc.Function, e.Message)})
 			failed = true
 		case e.Tag == abi.TagAccumulator && h.acc != nil:
 			w.accs = append(w.accs, answer{group: i, off: len(w.arena), n: len(e.Value)})
@@ -160,12 +153,12 @@ func (w *windowCall) chunk(ctx context.Context, lo, hi int, h groupHandlers) err
 		case e.Tag == abi.TagRecord && h.record != nil:
 			return h.record(i, e)
 		default:
-			return w.gc.badOutput(fmt.Errorf("%s function wrote a %s entry", w.kind, tagName(e.Tag)))
+			return w.gc.BadOutput(fmt.Errorf("%s function wrote a %s entry", w.kind, operator.TagName(e.Tag)))
 		}
 		return nil
 	})
 	if got := len(w.accs) + len(w.failures); err == nil && h.acc != nil && got != hi-lo {
-		err = w.gc.badOutput(fmt.Errorf("%s function answered %d of %d groups", w.kind, got, hi-lo))
+		err = w.gc.BadOutput(fmt.Errorf("%s function answered %d of %d groups", w.kind, got, hi-lo))
 	}
 	if err != nil {
 		w.out.batch.Truncate(mark)

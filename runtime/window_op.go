@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -37,9 +38,9 @@ type windowOp struct {
 	out    *windowOut
 	// late receives records too late for any window (late_output); nil
 	// drops and counts them.
-	late   stage
+	late   operator.Stage
 	c      *counters
-	policy *errorPolicy
+	policy *operator.ErrorPolicy
 	// state is a window_process function's per-window state; nil without.
 	state *windowState
 
@@ -63,16 +64,16 @@ type windowOp struct {
 	// Sessions and count windows.
 	overlap []*slot
 	gaps    []int64
-	gapCall *groupCall
+	gapCall *operator.GroupCall
 	touched []touchedSlot
 	drops   []touchedSlot
 }
 
-func newWindowOp(vertex string, wp *windowPlan, c *counters, policy *errorPolicy, out *windowOut, late stage) *windowOp {
+func newWindowOp(vertex string, wp *windowPlan, c *counters, policy *operator.ErrorPolicy, out *windowOut, late operator.Stage) *windowOp {
 	w := &windowOp{
 		vertex: vertex, plan: wp, store: newWindowStore(), timers: watermark.NewTimerService(),
 		out: out, late: late, c: c, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
-		panes: map[int64][]*keyState{}, clock: nowMillis,
+		panes: map[int64][]*keyState{}, clock: operator.NowMillis,
 	}
 	if wp.typ == windowTumbling || wp.typ == windowSliding {
 		w.pane = gcd(wp.size, wp.slide)
@@ -121,7 +122,7 @@ func (w *windowOp) timeOf(rec *abi.Record, now int64) int64 {
 	return rec.Timestamp
 }
 
-func (w *windowOp) process(ctx context.Context, recs []abi.Record) error {
+func (w *windowOp) Process(ctx context.Context, recs []abi.Record) error {
 	var err error
 	switch w.plan.typ {
 	case windowSession:
@@ -175,7 +176,7 @@ func (w *windowOp) passLate(ctx context.Context) error {
 	if w.late == nil || len(w.lateRecs) == 0 {
 		return nil
 	}
-	return w.late.process(ctx, w.lateRecs)
+	return w.late.Process(ctx, w.lateRecs)
 }
 
 // processPanes adds records to the panes of tumbling and sliding windows.
@@ -372,7 +373,7 @@ func (w *windowOp) dropPane(ps int64) {
 	w.freeLists = append(w.freeLists, keys[:0])
 }
 
-func (w *windowOp) advance(ctx context.Context, wm int64) error {
+func (w *windowOp) Advance(ctx context.Context, wm int64) error {
 	if wm > w.wm {
 		w.wm = wm
 		var err error
@@ -389,14 +390,14 @@ func (w *windowOp) advance(ctx context.Context, wm int64) error {
 		}
 	}
 	if w.late != nil {
-		if err := w.late.advance(ctx, wm); err != nil {
+		if err := w.late.Advance(ctx, wm); err != nil {
 			return err
 		}
 	}
-	return w.out.next.advance(ctx, wm)
+	return w.out.next.Advance(ctx, wm)
 }
 
-func (w *windowOp) tick(ctx context.Context, now int64) error {
+func (w *windowOp) Tick(ctx context.Context, now int64) error {
 	if w.plan.processing && w.plan.typ != windowCount && now > w.lastTick {
 		w.lastTick = now
 		if err := w.fireTimers(ctx, abi.ProcessingTime, now); err != nil {
@@ -404,32 +405,32 @@ func (w *windowOp) tick(ctx context.Context, now int64) error {
 		}
 	}
 	if w.late != nil {
-		if err := w.late.tick(ctx, now); err != nil {
+		if err := w.late.Tick(ctx, now); err != nil {
 			return err
 		}
 	}
-	return w.out.next.tick(ctx, now)
+	return w.out.next.Tick(ctx, now)
 }
 
-func (w *windowOp) finish(ctx context.Context) error {
+func (w *windowOp) Finish(ctx context.Context) error {
 	if err := w.out.flush(ctx); err != nil {
 		return err
 	}
 	if w.late != nil {
-		if err := w.late.finish(ctx); err != nil {
+		if err := w.late.Finish(ctx); err != nil {
 			return err
 		}
 	}
-	return w.out.next.finish(ctx)
+	return w.out.next.Finish(ctx)
 }
 
-func (w *windowOp) close(ctx context.Context) error {
-	errs := []error{w.fn.close(ctx), w.out.next.close(ctx)}
+func (w *windowOp) Close(ctx context.Context) error {
+	errs := []error{w.fn.close(ctx), w.out.next.Close(ctx)}
 	if w.gapCall != nil {
-		errs = append(errs, w.gapCall.pool.Close(ctx))
+		errs = append(errs, w.gapCall.Guest.Close(ctx))
 	}
 	if w.late != nil {
-		errs = append(errs, w.late.close(ctx))
+		errs = append(errs, w.late.Close(ctx))
 	}
 	if w.state != nil {
 		errs = append(errs, w.state.keyed.Close())

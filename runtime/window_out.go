@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // windowOut collects a window operator's results, copied, and passes them on
@@ -13,7 +14,7 @@ import (
 type windowOut struct {
 	batch abi.Batch
 	max   int
-	next  stage
+	next  operator.Stage
 	// scratch formats built-in results.
 	scratch []byte
 }
@@ -36,7 +37,7 @@ func (o *windowOut) flush(ctx context.Context) error {
 	if o.batch.Len() == 0 {
 		return nil
 	}
-	err := o.next.process(ctx, o.batch.Records)
+	err := o.next.Process(ctx, o.batch.Records)
 	o.batch.Reset()
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -119,7 +120,7 @@ type resultSink struct {
 	results []string
 }
 
-func (s *resultSink) process(_ context.Context, recs []abi.Record) error {
+func (s *resultSink) Process(_ context.Context, recs []abi.Record) error {
 	for _, r := range recs {
 		var start, end, value []byte
 		var err error
@@ -171,7 +172,7 @@ func TestWindowProperty(t *testing.T) {
 
 		out := &resultSink{}
 		c := newCounters()
-		policy := &errorPolicy{mode: onErrorFail, vertex: "win", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		wo := &windowOut{max: 1 + rng.IntN(8), next: out}
 		w := newWindowOp("win", &wp, c, policy, wo, nil)
 		w.fn = &builtinFunc{name: wp.builtin, field: "n", policy: policy, out: wo}
@@ -184,12 +185,12 @@ func TestWindowProperty(t *testing.T) {
 			for _, r := range recs[lo:hi] {
 				batch = append(batch, abi.Record{Key: []byte(r.key), Value: []byte(`{"n":` + strconv.FormatInt(r.n, 10) + `}`), Timestamp: r.ts})
 			}
-			if err := gen.process(ctx, batch); err != nil {
+			if err := gen.Process(ctx, batch); err != nil {
 				t.Fatal(err)
 			}
 			lo = hi
 		}
-		if err := gen.advance(ctx, watermark.MaxWatermark); err != nil {
+		if err := gen.Advance(ctx, watermark.MaxWatermark); err != nil {
 			t.Fatal(err)
 		}
 		got := slices.Clone(out.results)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -216,7 +217,7 @@ func (w *windowOp) sessionGaps(ctx context.Context, recs []abi.Record) error {
 	}
 	w.gaps = w.gaps[:len(recs)]
 	clear(w.gaps)
-	g.begin(abi.OpNone, w.wm, nowMillis())
+	g.Begin(abi.OpNone, w.wm, operator.NowMillis())
 	var head abi.GroupHead
 	for lo := 0; lo < len(recs); {
 		key := w.keyOf(&recs[lo])
@@ -225,21 +226,21 @@ func (w *windowOp) sessionGaps(ctx context.Context, recs []abi.Record) error {
 			hi++
 		}
 		head = abi.GroupHead{Key: key}
-		g.add(&head, recs[lo:hi])
+		g.Add(&head, recs[lo:hi])
 		lo = hi
 	}
-	err := g.run(ctx, true, func(e *abi.Entry) error {
+	err := g.Run(ctx, true, func(e *abi.Entry) error {
 		i := int(e.Index)
 		switch e.Tag {
 		case abi.TagTimestamp:
 			if e.Timestamp <= 0 {
-				return g.badOutput(fmt.Errorf("session gap %d for record %d: must be positive", e.Timestamp, i))
+				return g.BadOutput(fmt.Errorf("session gap %d for record %d: must be positive", e.Timestamp, i))
 			}
 			w.gaps[i] = e.Timestamp
 		case abi.TagError:
 			w.gaps[i] = -1
 		default:
-			return g.badOutput(fmt.Errorf("session_gap function wrote a %s entry", tagName(e.Tag)))
+			return g.BadOutput(fmt.Errorf("session_gap function wrote a %s entry", operator.TagName(e.Tag)))
 		}
 		return nil
 	})
@@ -249,9 +250,9 @@ func (w *windowOp) sessionGaps(ctx context.Context, recs []abi.Record) error {
 	for i, gap := range w.gaps {
 		switch {
 		case gap == 0:
-			return fmt.Errorf("operator[%s]: %w", w.vertex, g.badOutput(fmt.Errorf("no session gap for record %d", i)))
+			return fmt.Errorf("operator[%s]: %w", w.vertex, g.BadOutput(fmt.Errorf("no session gap for record %d", i)))
 		case gap < 0:
-			if err := w.policy.recordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: session gap failed", g.module, g.function)); err != nil {
+			if err := w.policy.RecordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: session gap failed", g.Module, g.Function)); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/spec"
 	"wasmstream.io/platform/state"
 )
@@ -26,7 +27,7 @@ func statefulWindow(t *testing.T, backend string, wp windowPlan, module, fn stri
 // windowStateFunc makes the window function of function fn of udfs/<module>
 // with per-window state in backend, for subtask i of p, with at most
 // maxGroups groups per call. Closing the operator closes the state.
-func windowStateFunc(tb testing.TB, backend string, wp *windowPlan, module, fn string, p, i, maxGroups int) func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
+func windowStateFunc(tb testing.TB, backend string, wp *windowPlan, module, fn string, p, i, maxGroups int) func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
 	tb.Helper()
 	mod := windowModule(tb, module)
 	descs, err := stateDescriptors(mod.Description, nil)
@@ -42,9 +43,9 @@ func windowStateFunc(tb testing.TB, backend string, wp *windowPlan, module, fn s
 		tb.Fatal(err)
 	}
 	st := newWindowState(keyed, len(descs), wp)
-	return func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
+	return func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
 		f := udfWindowFuncGroups(tb, mod, fn, maxGroups)(w, out, policy).(*udfProcessFunc)
-		f.state, f.call.state, f.call.gc.env, w.state = st, st, &st.env, st
+		f.state, f.call.state, f.call.gc.Env, w.state = st, st, &st.env, st
 		return f
 	}
 }
@@ -185,7 +186,7 @@ func TestWindowStateProcessingTime(t *testing.T) {
 	if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {
 		t.Fatalf("before the firing: %d entries, %d timers", entries, timers)
 	}
-	if err := w.tick(ctx, 9); err != nil {
+	if err := w.Tick(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
 	checkLines(t, "output", out.lines, []string{"a@9 a [0,10) firing 1: 1 records", "b@9 b [0,10) firing 1: 1 records"})
@@ -201,10 +202,10 @@ func TestWindowStateRefusesTimers(t *testing.T) {
 	// firings-rust has no rearm: the Rust SDK refuses timers in a window
 	// function before they reach the host.
 	for _, module := range []string{"firings", "firings-c", "firings-as"} {
-		for _, mode := range []string{onErrorFail, onErrorSkip} {
+		for _, mode := range []string{operator.OnErrorFail, operator.OnErrorSkip} {
 			t.Run(module+"/"+mode, func(t *testing.T) {
 				w := statefulWindow(t, state.BackendMemory, windowPlan{typ: windowTumbling, size: 10, slide: 10}, module, "rearm", 1, 0, &tapeSink{})
-				w.policy.mode = mode
+				w.policy.Mode = mode
 				runWindow(t, w, []windowStep{"a@1 x"})
 				err := windowStep("wm 9").apply(context.Background(), w)
 				if err == nil {

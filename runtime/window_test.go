@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -16,14 +17,14 @@ import (
 // watermarks as "wm N".
 type tapeSink struct{ lines []string }
 
-func (s *tapeSink) process(_ context.Context, recs []abi.Record) error {
+func (s *tapeSink) Process(_ context.Context, recs []abi.Record) error {
 	for _, r := range recs {
 		s.lines = append(s.lines, fmt.Sprintf("%s@%d %s", r.Key, r.Timestamp, r.Value))
 	}
 	return nil
 }
 
-func (s *tapeSink) advance(_ context.Context, wm int64) error {
+func (s *tapeSink) Advance(_ context.Context, wm int64) error {
 	if wm == watermark.MaxWatermark {
 		s.lines = append(s.lines, "wm max")
 	} else {
@@ -31,23 +32,23 @@ func (s *tapeSink) advance(_ context.Context, wm int64) error {
 	}
 	return nil
 }
-func (s *tapeSink) tick(context.Context, int64) error { return nil }
-func (s *tapeSink) finish(context.Context) error      { return nil }
-func (s *tapeSink) close(context.Context) error       { return nil }
+func (s *tapeSink) Tick(context.Context, int64) error { return nil }
+func (s *tapeSink) Finish(context.Context) error      { return nil }
+func (s *tapeSink) Close(context.Context) error       { return nil }
 
 // windowStep is one input of a window test: a record "key@ts value" or a
 // watermark "wm N" ("wm max" ends the input).
 type windowStep string
 
-func (st windowStep) apply(ctx context.Context, s stage) error {
+func (st windowStep) apply(ctx context.Context, s operator.Stage) error {
 	text := string(st)
 	if rest, ok := strings.CutPrefix(text, "wm "); ok {
 		if rest == "max" {
-			return s.advance(ctx, watermark.MaxWatermark)
+			return s.Advance(ctx, watermark.MaxWatermark)
 		}
 		var wm int64
 		fmt.Sscan(rest, &wm)
-		return s.advance(ctx, wm)
+		return s.Advance(ctx, wm)
 	}
 	var recs []abi.Record
 	for _, one := range strings.Split(text, ";") {
@@ -57,16 +58,16 @@ func (st windowStep) apply(ctx context.Context, s stage) error {
 		fmt.Sscan(tsText, &ts)
 		recs = append(recs, abi.Record{Key: []byte(key), Value: []byte(value), Timestamp: ts})
 	}
-	return s.process(ctx, recs)
+	return s.Process(ctx, recs)
 }
 
 // testWindow builds a window operator with a built-in aggregate, or fn,
 // writing its results to out and its late records to late (when not nil).
-func testWindow(wp *windowPlan, fn func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
+func testWindow(wp *windowPlan, fn func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
 	c := newCounters()
-	policy := &errorPolicy{mode: onErrorFail, vertex: "win", c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	wo := &windowOut{max: 4, next: out}
-	var lateStage stage
+	var lateStage operator.Stage
 	if late != nil {
 		lateStage = late
 	}
@@ -79,7 +80,7 @@ func testWindow(wp *windowPlan, fn func(w *windowOp, out *windowOut, policy *err
 	return w, c
 }
 
-func runWindow(t *testing.T, s stage, steps []windowStep) {
+func runWindow(t *testing.T, s operator.Stage, steps []windowStep) {
 	t.Helper()
 	for _, st := range steps {
 		if err := st.apply(context.Background(), s); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // udfAccFunc is a UDF aggregate (create/add, merge, result) or reduce (the
@@ -15,7 +16,7 @@ type udfAccFunc struct {
 	call   *windowCall
 	store  windowContents
 	out    *windowOut
-	policy *errorPolicy
+	policy *operator.ErrorPolicy
 	// wm is the operator's watermark, sent in frames.
 	wm *int64
 
@@ -75,7 +76,7 @@ func (f *udfAccFunc) flush(ctx context.Context) error {
 			if t.s.has {
 				head.Flags, head.Acc = abi.GroupAcc, t.s.data
 			}
-			f.call.gc.add(&head, t.s.pending)
+			f.call.gc.Add(&head, t.s.pending)
 		},
 		acc: func(i int, acc []byte) error {
 			s := f.touched[i].s
@@ -86,7 +87,7 @@ func (f *udfAccFunc) flush(ctx context.Context) error {
 		failed: func(i int, err error) error {
 			s := f.touched[i].s
 			for j := range s.pending {
-				if err := f.policy.recordFailed(ctx, &s.pending[j], err); err != nil {
+				if err := f.policy.RecordFailed(ctx, &s.pending[j], err); err != nil {
 					return err
 				}
 			}
@@ -147,7 +148,7 @@ func (f *udfAccFunc) mergeGroups(ctx context.Context) error {
 				p := f.pairs[i]
 				head = abi.GroupHead{Flags: abi.GroupAcc | abi.GroupAcc2, Key: f.groups[p.g].key,
 					Acc: f.arena[p.a.off : p.a.off+p.a.n], Acc2: f.arena[p.b.off : p.b.off+p.b.n]}
-				f.call.gc.add(&head, nil)
+				f.call.gc.Add(&head, nil)
 			},
 			acc: func(i int, acc []byte) error {
 				g := &f.groups[f.pairs[i].g]
@@ -161,7 +162,7 @@ func (f *udfAccFunc) mergeGroups(ctx context.Context) error {
 					return nil
 				}
 				g.failed = true
-				return f.policy.recordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.end - 1}, err)
+				return f.policy.RecordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.end - 1}, err)
 			},
 		})
 		if err != nil {
@@ -236,7 +237,7 @@ func (f *udfAccFunc) fire(ctx context.Context, fs []firing) error {
 			a := g.accs[0]
 			head = abi.GroupHead{Flags: abi.GroupWindow | abi.GroupAcc, Key: g.key, WindowStart: g.start, WindowEnd: g.end,
 				Acc: f.arena[a.off : a.off+a.n]}
-			f.call.gc.add(&head, nil)
+			f.call.gc.Add(&head, nil)
 		},
 		record: func(i int, e *abi.Entry) error {
 			f.out.emitEntry(e, f.groups[i].key, f.groups[i].end)
@@ -244,12 +245,12 @@ func (f *udfAccFunc) fire(ctx context.Context, fs []firing) error {
 		},
 		failed: func(i int, err error) error {
 			g := &f.groups[i]
-			return f.policy.recordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.end - 1}, err)
+			return f.policy.RecordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.end - 1}, err)
 		},
 	})
 }
 
-func (f *udfAccFunc) close(ctx context.Context) error { return f.call.gc.pool.Close(ctx) }
+func (f *udfAccFunc) close(ctx context.Context) error { return f.call.gc.Guest.Close(ctx) }
 
 // udfProcessFunc is a UDF window process function: the host buffers each
 // slot's records (encoded once, in the frame layout) and a firing sends every
@@ -259,7 +260,7 @@ type udfProcessFunc struct {
 	call   *windowCall
 	store  windowContents
 	out    *windowOut
-	policy *errorPolicy
+	policy *operator.ErrorPolicy
 	wm     *int64
 	// state is the per-window state; nil when the module declares none.
 	state *windowState
@@ -304,9 +305,9 @@ func (f *udfProcessFunc) fire(ctx context.Context, fs []firing) error {
 			for _, s := range fr.slots {
 				n += s.n
 			}
-			f.call.gc.beginEncoded(&head, uint32(n))
+			f.call.gc.BeginEncoded(&head, uint32(n))
 			for _, s := range fr.slots {
-				f.call.gc.frame = append(f.call.gc.frame, s.data...)
+				f.call.gc.Frame = append(f.call.gc.Frame, s.data...)
 			}
 		},
 		record: func(i int, e *abi.Entry) error {
@@ -315,11 +316,11 @@ func (f *udfProcessFunc) fire(ctx context.Context, fs []firing) error {
 		},
 		failed: func(i int, err error) error {
 			fr := &f.fs[i]
-			return f.policy.recordFailed(ctx, &abi.Record{Key: fr.key, Timestamp: fr.end - 1}, err)
+			return f.policy.RecordFailed(ctx, &abi.Record{Key: fr.key, Timestamp: fr.end - 1}, err)
 		},
 	})
 	f.fs = nil
 	return err
 }
 
-func (f *udfProcessFunc) close(ctx context.Context) error { return f.call.gc.pool.Close(ctx) }
+func (f *udfProcessFunc) close(ctx context.Context) error { return f.call.gc.Guest.Close(ctx) }

@@ -12,6 +12,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 var (
@@ -44,15 +45,15 @@ func windowModule(t testing.TB, name string) *host.Module {
 }
 
 // udfWindowFunc makes the window function of a module function for testWindow.
-func udfWindowFunc(t testing.TB, mod *host.Module, function string) func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
+func udfWindowFunc(t testing.TB, mod *host.Module, function string) func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
 	return udfWindowFuncGroups(t, mod, function, 3)
 }
 
 // udfWindowFuncGroups is udfWindowFunc with at most maxGroups groups per
 // call: small in tests, to exercise frames split across calls; the job's
 // batch size in benchmarks, as the runtime does.
-func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGroups int) func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
-	return func(w *windowOp, out *windowOut, policy *errorPolicy) windowFunc {
+func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGroups int) func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
+	return func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
 		i := mod.Description.Lookup(function)
 		if i < 0 {
 			t.Fatalf("no function %s", function)
@@ -61,7 +62,7 @@ func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGro
 		pool := mod.NewGuest(host.InstanceConfig{})
 		t.Cleanup(func() { _ = pool.Close(context.Background()) })
 		call := &windowCall{kind: kind, maxGroups: maxGroups, policy: policy, out: out,
-			gc: groupCall{module: mod.ID, function: function, fn: i, pool: pool}}
+			gc: operator.GroupCall{Module: mod.ID, Function: function, Fn: i, Guest: pool}}
 		if kind == abi.KindWindowProcess {
 			return &udfProcessFunc{call: call, store: w.store, out: out, policy: policy, wm: &w.wm}
 		}

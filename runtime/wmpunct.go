@@ -7,6 +7,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // punctuator runs a watermark function over batches of a source's records:
@@ -17,9 +18,9 @@ type punctuator struct {
 	module    string
 	function  string
 	fn        int
-	pool      caller
+	pool      operator.Caller
 	batchSize int
-	policy    *errorPolicy
+	policy    *operator.ErrorPolicy
 
 	frame  []byte
 	reader abi.OutputReader
@@ -58,10 +59,10 @@ func (p *punctuator) chunk(ctx context.Context, g *wmSource, recs []abi.Record) 
 		return err
 	}
 	if len(recs) == 1 {
-		return p.policy.recordFailed(ctx, &recs[0], err)
+		return p.policy.RecordFailed(ctx, &recs[0], err)
 	}
-	if p.policy.mode == onErrorFail {
-		return fmt.Errorf("operator[%s]: %w", p.policy.vertex, err)
+	if p.policy.Mode == operator.OnErrorFail {
+		return fmt.Errorf("operator[%s]: %w", p.policy.Vertex, err)
 	}
 	// Find the poison records one by one; the others are neither lost nor
 	// duplicated.
@@ -105,7 +106,7 @@ func (p *punctuator) call(ctx context.Context, recs []abi.Record) error {
 		case abi.TagError:
 			p.failed[last] = "error: " + string(e.Message)
 		default:
-			return p.badOutput(fmt.Errorf("watermark function wrote a %s entry", tagName(e.Tag)))
+			return p.badOutput(fmt.Errorf("watermark function wrote a %s entry", operator.TagName(e.Tag)))
 		}
 	}
 	if err := p.reader.Err(); err != nil {
@@ -123,13 +124,13 @@ func (p *punctuator) pass(ctx context.Context, g *wmSource, recs []abi.Record) e
 		if len(p.out) == 0 {
 			return nil
 		}
-		err := g.next.process(ctx, p.out)
+		err := g.next.Process(ctx, p.out)
 		p.out = p.out[:0]
 		return err
 	}
 	for i := range recs {
 		if p.failed[i] != "" {
-			if err := p.policy.recordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: %s", p.module, p.function, p.failed[i])); err != nil {
+			if err := p.policy.RecordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: %s", p.module, p.function, p.failed[i])); err != nil {
 				return err
 			}
 		} else {

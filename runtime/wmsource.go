@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -53,7 +54,7 @@ type wmSource struct {
 	punct *punctuator
 	// clock is the processing time (nowMillis; tests set their own).
 	clock func() int64
-	next  stage
+	next  operator.Stage
 }
 
 // splitTime is one split's event time: the largest timestamp seen, the
@@ -66,10 +67,10 @@ type splitTime struct {
 	idle       bool
 }
 
-func newWMSource(mode wmMode, delay, interval, idleAfter int64, announce func(context.Context, bool) error, next stage) *wmSource {
+func newWMSource(mode wmMode, delay, interval, idleAfter int64, announce func(context.Context, bool) error, next operator.Stage) *wmSource {
 	return &wmSource{
 		mode: mode, delay: delay, interval: interval, idleAfter: idleAfter,
-		emitted: abi.NoWatermark, announce: announce, clock: nowMillis, next: next,
+		emitted: abi.NoWatermark, announce: announce, clock: operator.NowMillis, next: next,
 	}
 }
 
@@ -92,7 +93,7 @@ func boundedWatermark(ts, delay int64) int64 {
 	return ts - delay - 1
 }
 
-func (g *wmSource) process(ctx context.Context, recs []abi.Record) error {
+func (g *wmSource) Process(ctx context.Context, recs []abi.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -105,7 +106,7 @@ func (g *wmSource) process(ctx context.Context, recs []abi.Record) error {
 		for i := range recs {
 			recs[i].Timestamp = now
 		}
-		if err := g.next.process(ctx, recs); err != nil {
+		if err := g.next.Process(ctx, recs); err != nil {
 			return err
 		}
 		if g.interval == 0 {
@@ -121,7 +122,7 @@ func (g *wmSource) process(ctx context.Context, recs []abi.Record) error {
 			sp.maxTs = max(sp.maxTs, recs[i].Timestamp)
 		}
 		g.valve.Update(g.split, boundedWatermark(sp.maxTs, g.delay))
-		return g.next.process(ctx, recs)
+		return g.next.Process(ctx, recs)
 	}
 	start := 0
 	for i := range recs {
@@ -130,7 +131,7 @@ func (g *wmSource) process(ctx context.Context, recs []abi.Record) error {
 		}
 		sp.maxTs = recs[i].Timestamp
 		if wm, advanced := g.valve.Update(g.split, boundedWatermark(sp.maxTs, g.delay)); advanced {
-			if err := g.next.process(ctx, recs[start:i+1]); err != nil {
+			if err := g.next.Process(ctx, recs[start:i+1]); err != nil {
 				return err
 			}
 			start = i + 1
@@ -140,7 +141,7 @@ func (g *wmSource) process(ctx context.Context, recs []abi.Record) error {
 		}
 	}
 	if start < len(recs) {
-		return g.next.process(ctx, recs[start:])
+		return g.next.Process(ctx, recs[start:])
 	}
 	return nil
 }
@@ -177,15 +178,15 @@ func (g *wmSource) emit(ctx context.Context, wm int64) error {
 		return nil
 	}
 	g.emitted = wm
-	return g.next.advance(ctx, wm)
+	return g.next.Advance(ctx, wm)
 }
 
-// advance passes the end of input (MaxWatermark) on.
-func (g *wmSource) advance(ctx context.Context, wm int64) error { return g.emit(ctx, wm) }
+// Advance passes the end of input (MaxWatermark) on.
+func (g *wmSource) Advance(ctx context.Context, wm int64) error { return g.emit(ctx, wm) }
 
-// tick marks splits idle, emits the periodic watermark and tells the
+// Tick marks splits idle, emits the periodic watermark and tells the
 // consumers when every split is idle.
-func (g *wmSource) tick(ctx context.Context, now int64) error {
+func (g *wmSource) Tick(ctx context.Context, now int64) error {
 	if g.idleAfter > 0 && g.mode != wmIngestion {
 		for i := range g.splits {
 			if now-g.splits[i].lastActive >= g.idleAfter {
@@ -213,14 +214,14 @@ func (g *wmSource) tick(ctx context.Context, now int64) error {
 			return err
 		}
 	}
-	return g.next.tick(ctx, now)
+	return g.next.Tick(ctx, now)
 }
 
-func (g *wmSource) finish(ctx context.Context) error { return g.next.finish(ctx) }
+func (g *wmSource) Finish(ctx context.Context) error { return g.next.Finish(ctx) }
 
-func (g *wmSource) close(ctx context.Context) error {
+func (g *wmSource) Close(ctx context.Context) error {
 	if g.punct != nil {
-		return errors.Join(g.punct.close(ctx), g.next.close(ctx))
+		return errors.Join(g.punct.close(ctx), g.next.Close(ctx))
 	}
-	return g.next.close(ctx)
+	return g.next.Close(ctx)
 }

@@ -9,6 +9,7 @@ import (
 
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // poisonInput is n records "r<i>" with the value "poison" at index n/2.
@@ -88,11 +89,11 @@ sinks: [{id: out, input: m, jetstream: {subject: out%d}}]
 			if m.DeadLettered != 1 || len(dead) != 1 || string(dead[0].Data()) != "poison" {
 				t.Fatalf("dead lettered %d, dead letters %d", m.DeadLettered, len(dead))
 			}
-			if e := dead[0].Headers().Get(runtime.HeaderError); !strings.Contains(e, tt.function) {
-				t.Fatalf("%s header %q", runtime.HeaderError, e)
+			if e := dead[0].Headers().Get(operator.HeaderError); !strings.Contains(e, tt.function) {
+				t.Fatalf("%s header %q", operator.HeaderError, e)
 			}
-			if op := dead[0].Headers().Get(runtime.HeaderOperator); op != "m" {
-				t.Fatalf("%s header %q", runtime.HeaderOperator, op)
+			if op := dead[0].Headers().Get(operator.HeaderOperator); op != "m" {
+				t.Fatalf("%s header %q", operator.HeaderOperator, op)
 			}
 		})
 	}

@@ -1,18 +1,19 @@
-package runtime
+package operator
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"wasmstream.io/platform/abi"
 )
 
 // On-error policies of the job spec's on_udf_error.
 const (
-	onErrorFail       = "fail"
-	onErrorSkip       = "skip"
-	onErrorDeadLetter = "dead_letter"
+	OnErrorFail       = "fail"
+	OnErrorSkip       = "skip"
+	OnErrorDeadLetter = "dead_letter"
 )
 
 // Headers the platform adds to a dead-lettered record.
@@ -36,38 +37,45 @@ func (e *RecordError) Error() string {
 
 func (e *RecordError) Unwrap() error { return e.Err }
 
-// errorPolicy applies on_udf_error to one failed record: fail the job, skip
-// and count it, or publish it with the error to the dead-letter subject.
-type errorPolicy struct {
-	mode    string
-	vertex  string
-	dlq     stage
-	c       *counters
-	log     *slog.Logger
-	headers []abi.Header
-	batch   [1]abi.Record
+// ErrorCounts are a vertex's failed records, written by its ErrorPolicy.
+type ErrorCounts struct {
+	UDFErrors    atomic.Int64
+	Skipped      atomic.Int64
+	DeadLettered atomic.Int64
 }
 
-func (p *errorPolicy) recordFailed(ctx context.Context, rec *abi.Record, cause error) error {
-	p.c.udfErrors.Add(1)
-	switch p.mode {
-	case onErrorSkip:
-		p.c.skipped.Add(1)
-		p.log.Debug("record skipped", "error", cause)
+// ErrorPolicy applies on_udf_error to one failed record: fail the job, skip
+// and count it, or publish it with the error to the dead-letter subject.
+type ErrorPolicy struct {
+	Mode       string
+	Vertex     string
+	DeadLetter Stage
+	Counts     *ErrorCounts
+	Log        *slog.Logger
+	headers    []abi.Header
+	batch      [1]abi.Record
+}
+
+func (p *ErrorPolicy) RecordFailed(ctx context.Context, rec *abi.Record, cause error) error {
+	p.Counts.UDFErrors.Add(1)
+	switch p.Mode {
+	case OnErrorSkip:
+		p.Counts.Skipped.Add(1)
+		p.Log.Debug("record skipped", "error", cause)
 		return nil
-	case onErrorDeadLetter:
+	case OnErrorDeadLetter:
 		p.headers = append(p.headers[:0], rec.Headers...)
 		p.headers = append(p.headers,
 			abi.Header{Name: []byte(HeaderError), Value: headerValue(cause.Error())},
-			abi.Header{Name: []byte(HeaderOperator), Value: []byte(p.vertex)})
+			abi.Header{Name: []byte(HeaderOperator), Value: []byte(p.Vertex)})
 		p.batch[0] = abi.Record{Key: rec.Key, Value: rec.Value, Timestamp: rec.Timestamp, Headers: p.headers}
-		if err := p.dlq.process(ctx, p.batch[:]); err != nil {
+		if err := p.DeadLetter.Process(ctx, p.batch[:]); err != nil {
 			return fmt.Errorf("dead letter: %w", err)
 		}
-		p.c.deadLettered.Add(1)
+		p.Counts.DeadLettered.Add(1)
 		return nil
 	default:
-		return &RecordError{Vertex: p.vertex, Key: append([]byte(nil), rec.Key...), Timestamp: rec.Timestamp, Err: cause}
+		return &RecordError{Vertex: p.Vertex, Key: append([]byte(nil), rec.Key...), Timestamp: rec.Timestamp, Err: cause}
 	}
 }
 
