@@ -27,9 +27,9 @@ func (f *fieldExtract) Process(ctx context.Context, recs []abi.Record) error {
 	f.arena = f.arena[:0]
 	for i := range recs {
 		rec := recs[i]
-		v, isString, err := jsonField(rec.Value, f.field, f.arena[len(f.arena):])
+		v, isString, err := operator.JSONField(rec.Value, f.field, f.arena[len(f.arena):])
 		if err == nil && f.timestamp {
-			rec.Timestamp, err = parseTimestamp(v, isString)
+			rec.Timestamp, err = operator.ParseTimestamp(v, isString)
 		} else if err == nil {
 			rec.Key = f.keep(v)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // inFlightRecorder is an unaligned checkpoint a gate task has taken but not
@@ -13,7 +14,7 @@ import (
 type inFlightRecorder struct {
 	id    int64
 	blob  string
-	blobs []pendingBlob
+	blobs []operator.Blob
 	enc   *inFlightEncoder
 	// waiting are the input channels whose frames are recorded, until
 	// their barrier (or their end) arrives.
@@ -31,7 +32,7 @@ func (c *taskCheckpoint) overtakes(b checkpoint.Barrier) bool {
 // blobs, ahead of the task's queued output, keeping the data it overtakes
 // as in-flight data; then the task records its input channels that have
 // not delivered b yet, and acknowledges once they all have.
-func (c *taskCheckpoint) overtake(ctx context.Context, t *task, b checkpoint.Barrier, blobs []pendingBlob) error {
+func (c *taskCheckpoint) overtake(ctx context.Context, t *task, b checkpoint.Barrier, blobs []operator.Blob) error {
 	enc := newInFlightEncoder(t.inFlightShape())
 	for wi, w := range t.writers {
 		save := func(ch int, frame []byte) { enc.output(wi, ch, frame) }
@@ -91,7 +92,7 @@ func (c *taskCheckpoint) acknowledge(ctx context.Context) {
 	c.rec = nil
 	blobs := r.blobs
 	if r.enc.entries > 0 {
-		blobs = append(blobs, pendingBlob{name: r.blob, data: r.enc.finish(), inFlight: true})
+		blobs = append(blobs, operator.Blob{Name: r.blob, Data: r.enc.finish(), InFlight: true})
 	}
 	c.run.write(ctx, r.id, c.name, blobs, 0)
 }

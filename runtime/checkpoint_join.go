@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 )
 
@@ -34,8 +35,8 @@ type joinPart struct {
 
 // snapshot encodes the buffers on the task goroutine: between batches no
 // join function call is pending.
-func (p *joinPart) snapshot(context.Context, int64) ([]pendingBlob, error) {
-	return []pendingBlob{{name: p.name, data: p.op.encode()}}, nil
+func (p *joinPart) snapshot(context.Context, int64) ([]operator.Blob, error) {
+	return []operator.Blob{{Name: p.name, Data: p.op.encode()}}, nil
 }
 
 // encode writes the snapshot. The budget's count of used bytes bounds its
@@ -52,7 +53,7 @@ func (j *intervalJoin) encode() []byte {
 			b = binary.LittleEndian.AppendUint32(b, uint32(len(k.recs)))
 			for _, r := range k.recs {
 				b = binary.LittleEndian.AppendUint64(b, uint64(r.ts))
-				b = appendWindowBytes(b, r.value)
+				b = operator.AppendBytes(b, r.value)
 			}
 		}
 	}
@@ -67,7 +68,7 @@ func (j *intervalJoin) restore(srcs []io.Reader, maxP int, rng state.Range) erro
 	if len(srcs) == 0 {
 		return nil
 	}
-	decoded := make([]*windowDecoder, 0, len(srcs))
+	decoded := make([]*operator.Decoder, 0, len(srcs))
 	wm := int64(0)
 	for i, src := range srcs {
 		data, err := io.ReadAll(src)
@@ -105,27 +106,27 @@ func (j *intervalJoin) restore(srcs []io.Reader, maxP int, rng state.Range) erro
 
 // openJoinSnapshot checks a snapshot's header and returns its watermark and
 // a decoder at its first side.
-func openJoinSnapshot(data []byte) (*windowDecoder, int64, error) {
-	d := &windowDecoder{b: data}
-	if string(d.take(len(joinMagic))) != joinMagic {
+func openJoinSnapshot(data []byte) (*operator.Decoder, int64, error) {
+	d := &operator.Decoder{B: data}
+	if string(d.Take(len(joinMagic))) != joinMagic {
 		return nil, abi.NoWatermark, fmt.Errorf("not an interval join snapshot")
 	}
-	if v := d.u8(); v != joinVersion {
+	if v := d.U8(); v != joinVersion {
 		return nil, abi.NoWatermark, fmt.Errorf("interval join snapshot version %d, want %d", v, joinVersion)
 	}
-	wm := d.i64()
-	return d, wm, d.err
+	wm := d.I64()
+	return d, wm, d.Err
 }
 
 // readJoinSnapshot calls rec for every buffered record of both sides, in
 // their order per key.
-func readJoinSnapshot(d *windowDecoder, rec func(side int, key []byte, ts int64, value []byte) error) error {
+func readJoinSnapshot(d *operator.Decoder, rec func(side int, key []byte, ts int64, value []byte) error) error {
 	for side := range 2 {
-		for n := d.u32(); n > 0 && d.err == nil; n-- {
-			key := d.bytes()
-			for m := d.u32(); m > 0 && d.err == nil; m-- {
-				ts, value := d.i64(), d.bytes()
-				if d.err != nil {
+		for n := d.U32(); n > 0 && d.Err == nil; n-- {
+			key := d.Bytes()
+			for m := d.U32(); m > 0 && d.Err == nil; m-- {
+				ts, value := d.I64(), d.Bytes()
+				if d.Err != nil {
 					break
 				}
 				if err := rec(side, key, ts, value); err != nil {
@@ -133,12 +134,12 @@ func readJoinSnapshot(d *windowDecoder, rec func(side int, key []byte, ts int64,
 				}
 			}
 		}
-		if d.err != nil {
-			return fmt.Errorf("%s side: %w", [2]string{"left", "right"}[side], d.err)
+		if d.Err != nil {
+			return fmt.Errorf("%s side: %w", [2]string{"left", "right"}[side], d.Err)
 		}
 	}
-	if len(d.b) > 0 {
-		return fmt.Errorf("%d bytes after the last record", len(d.b))
+	if len(d.B) > 0 {
+		return fmt.Errorf("%d bytes after the last record", len(d.B))
 	}
 	return nil
 }

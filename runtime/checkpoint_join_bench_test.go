@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 )
 
@@ -13,7 +14,7 @@ import (
 // over 10,000 keys, with values like BenchmarkJoinInterval's.
 func benchJoinState(b *testing.B) (*joinPlan, *intervalJoin) {
 	plan := &joinPlan{interval: true, lower: -1 << 40, upper: 1 << 40}
-	j := newIntervalJoin("join", plan, &joinInputs{split: 1}, 1<<32, newCounters(), &windowOut{max: 1024, next: &countSink{}}, nil)
+	j := newIntervalJoin("join", plan, &joinInputs{split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &countSink{}}, nil)
 	value := []byte(`{"page":"/p","amount":123}`)
 	for side := range 2 {
 		for i := range 100_000 {
@@ -47,7 +48,7 @@ func BenchmarkIntervalJoinRestore(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r := newIntervalJoin("join", plan, &joinInputs{split: 1}, 1<<32, newCounters(), &windowOut{max: 1024, next: &countSink{}}, nil)
+		r := newIntervalJoin("join", plan, &joinInputs{split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &countSink{}}, nil)
 		if err := r.restore([]io.Reader{bytes.NewReader(snap)}, 128, state.RangeOf(128, 1, 0)); err != nil {
 			b.Fatal(err)
 		}

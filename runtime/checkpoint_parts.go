@@ -8,6 +8,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // Kinds of blob a task stores, the first part of a blob's name
@@ -38,12 +39,12 @@ type sourcePart struct {
 	src  positioned
 }
 
-func (s *sourcePart) snapshot(context.Context, int64) ([]pendingBlob, error) {
+func (s *sourcePart) snapshot(context.Context, int64) ([]operator.Blob, error) {
 	data, err := json.Marshal(s.src.Positions())
 	if err != nil {
 		return nil, err
 	}
-	return []pendingBlob{{name: s.name, data: data}}, nil
+	return []operator.Blob{{Name: s.name, Data: data}}, nil
 }
 
 // final is the source's last positions, kept for a task that has ended.
@@ -58,18 +59,18 @@ type processPart struct {
 	op   *processOp
 }
 
-func (p *processPart) snapshot(ctx context.Context, _ int64) ([]pendingBlob, error) {
+func (p *processPart) snapshot(ctx context.Context, _ int64) ([]operator.Blob, error) {
 	s, err := p.op.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return []pendingBlob{{
-		name: p.name,
-		write: func(ctx context.Context, w io.Writer) error {
+	return []operator.Blob{{
+		Name: p.name,
+		Write: func(ctx context.Context, w io.Writer) error {
 			_, err := s.WriteTo(ctx, w)
 			return err
 		},
-		release: s.Release,
+		Release: s.Release,
 	}}, nil
 }
 
@@ -92,7 +93,7 @@ func (s *txSinkStage) Tick(context.Context, int64) error    { return nil }
 func (s *txSinkStage) Finish(context.Context) error { return nil }
 func (s *txSinkStage) Close(context.Context) error  { return s.sink.Close() }
 
-func (s *txSinkStage) snapshot(_ context.Context, id int64) ([]pendingBlob, error) {
+func (s *txSinkStage) snapshot(_ context.Context, id int64) ([]operator.Blob, error) {
 	if err := s.sink.Seal(id); err != nil {
 		return nil, err
 	}
@@ -100,7 +101,7 @@ func (s *txSinkStage) snapshot(_ context.Context, id int64) ([]pendingBlob, erro
 	if err != nil {
 		return nil, err
 	}
-	return []pendingBlob{{name: s.name, reader: r, release: release}}, nil
+	return []operator.Blob{{Name: s.name, Reader: r, Release: release}}, nil
 }
 
 func (s *txSinkStage) commit(ctx context.Context, id int64) error { return s.sink.Commit(ctx, id) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // checkpointRun is checkpointing during one run of a job: the coordinator
@@ -90,7 +91,7 @@ func (r *checkpointRun) Notify(id int64, completed bool) {
 
 // write stores a task's blobs for checkpoint id on a goroutine of its own,
 // then acknowledges the checkpoint (or declines it).
-func (r *checkpointRun) write(ctx context.Context, id int64, task string, blobs []pendingBlob, alignment time.Duration) {
+func (r *checkpointRun) write(ctx context.Context, id int64, task string, blobs []operator.Blob, alignment time.Duration) {
 	r.writers.Add(1)
 	go func() {
 		defer r.writers.Done()
@@ -101,13 +102,13 @@ func (r *checkpointRun) write(ctx context.Context, id int64, task string, blobs 
 		)
 		for _, b := range blobs {
 			if err == nil {
-				refs[b.name], err = r.put(ctx, id, b)
-				if b.inFlight {
-					inFlight += refs[b.name].Size
+				refs[b.Name], err = r.put(ctx, id, b)
+				if b.InFlight {
+					inFlight += refs[b.Name].Size
 				}
 			}
-			if b.release != nil {
-				b.release()
+			if b.Release != nil {
+				b.Release()
 			}
 		}
 		if err != nil {
@@ -118,19 +119,19 @@ func (r *checkpointRun) write(ctx context.Context, id int64, task string, blobs 
 	}()
 }
 
-func (r *checkpointRun) put(ctx context.Context, id int64, b pendingBlob) (checkpoint.Blob, error) {
+func (r *checkpointRun) put(ctx context.Context, id int64, b operator.Blob) (checkpoint.Blob, error) {
 	store := r.cp.store
 	switch {
-	case b.reader != nil:
-		return store.PutBlobFrom(ctx, r.j.id, id, b.name, b.reader)
-	case b.write != nil:
+	case b.Reader != nil:
+		return store.PutBlobFrom(ctx, r.j.id, id, b.Name, b.Reader)
+	case b.Write != nil:
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(b.write(ctx, pw)) }()
-		ref, err := store.PutBlobFrom(ctx, r.j.id, id, b.name, pr)
-		pr.CloseWithError(fmt.Errorf("blob %s: stored", b.name))
+		go func() { pw.CloseWithError(b.Write(ctx, pw)) }()
+		ref, err := store.PutBlobFrom(ctx, r.j.id, id, b.Name, pr)
+		pr.CloseWithError(fmt.Errorf("blob %s: stored", b.Name))
 		return ref, err
 	}
-	return store.PutBlob(ctx, r.j.id, id, b.name, b.data)
+	return store.PutBlob(ctx, r.j.id, id, b.Name, b.Data)
 }
 
 // finished tells the coordinator that task t has ended after all its input,

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync/atomic"
 	"time"
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // errStopped ends a task after a savepoint that stops the job completed: it
@@ -37,7 +37,7 @@ type participant interface {
 	// snapshot captures the part's state at barrier id on the task
 	// goroutine and returns the blobs to store, which may be written on
 	// another goroutine while the task goes on.
-	snapshot(ctx context.Context, id int64) ([]pendingBlob, error)
+	snapshot(ctx context.Context, id int64) ([]operator.Blob, error)
 }
 
 // committer is a participant that acts when a checkpoint completes: a
@@ -48,18 +48,6 @@ type committer interface {
 	staged() bool
 	// flush waits until its commits are acknowledged.
 	flush(ctx context.Context) error
-}
-
-// pendingBlob is a blob a snapshot produced, not yet stored: bytes, a
-// reader, or a writer function. release runs once it is stored (or not).
-type pendingBlob struct {
-	name    string
-	data    []byte
-	reader  io.Reader
-	write   func(ctx context.Context, w io.Writer) error
-	release func()
-	// inFlight: the blob is in-flight data of an unaligned checkpoint.
-	inFlight bool
 }
 
 // taskCheckpoint is a task's side of checkpointing. The task goroutine owns
@@ -165,7 +153,7 @@ func (c *taskCheckpoint) take(ctx context.Context, t *task, b checkpoint.Barrier
 	if err := fault(faultSnapshot, c.run.j.id, c.name); err != nil {
 		return err
 	}
-	var blobs []pendingBlob
+	var blobs []operator.Blob
 	for _, p := range c.parts {
 		pbs, err := p.snapshot(ctx, b.ID)
 		if err != nil {
@@ -189,10 +177,10 @@ func (c *taskCheckpoint) take(ctx context.Context, t *task, b checkpoint.Barrier
 	return nil
 }
 
-func releaseBlobs(blobs []pendingBlob) {
+func releaseBlobs(blobs []operator.Blob) {
 	for _, b := range blobs {
-		if b.release != nil {
-			b.release()
+		if b.Release != nil {
+			b.Release()
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 )
 
@@ -38,27 +39,27 @@ type windowPart struct {
 // snapshot encodes the contents on the task goroutine: between batches no
 // UDF add is pending. Per-window state is captured there too and written
 // afterwards, behind the contents.
-func (p *windowPart) snapshot(ctx context.Context, _ int64) ([]pendingBlob, error) {
+func (p *windowPart) snapshot(ctx context.Context, _ int64) ([]operator.Blob, error) {
 	data := p.op.encode()
 	st := p.op.state
 	if st == nil {
-		return []pendingBlob{{name: p.name, data: append(data, 0)}}, nil
+		return []operator.Blob{{Name: p.name, Data: append(data, 0)}}, nil
 	}
 	s, err := st.snapshot(ctx)
 	if err != nil {
 		return nil, windowStateFail(p.op.vertex, err)
 	}
 	data = append(data, 1)
-	return []pendingBlob{{
-		name: p.name,
-		write: func(ctx context.Context, w io.Writer) error {
+	return []operator.Blob{{
+		Name: p.name,
+		Write: func(ctx context.Context, w io.Writer) error {
 			if _, err := w.Write(data); err != nil {
 				return err
 			}
 			_, err := s.WriteTo(ctx, w)
 			return err
 		},
-		release: s.Release,
+		Release: s.Release,
 	}}, nil
 }
 
@@ -72,7 +73,7 @@ func (w *windowOp) encode() []byte {
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(store.byKey)))
 	for _, ks := range store.byKey {
-		b = appendWindowBytes(b, ks.key)
+		b = operator.AppendBytes(b, ks.key)
 		b = binary.LittleEndian.AppendUint64(b, uint64(ks.fired))
 		b = binary.LittleEndian.AppendUint64(b, uint64(ks.arrived))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(ks.slots)))
@@ -87,17 +88,13 @@ func (w *windowOp) encode() []byte {
 			if s.has {
 				has = 1
 			}
-			b = appendWindowBytes(append(b, has), s.data)
+			b = operator.AppendBytes(append(b, has), s.data)
 		}
 	}
 	return b
 }
 
 // appendLen appends u32 length | b.
-func appendWindowBytes(dst, b []byte) []byte {
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b)))
-	return append(dst, b...)
-}
 
 // restore loads, before the first batch, the contents of the keys whose key
 // groups rng holds (every key for window_all) from snapshots of any
@@ -111,39 +108,39 @@ func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 		wm, lastTick int64 = math.MinInt64, math.MinInt64
 		typ                = w.plan.typ
 	)
-	decoded := make([]*windowDecoder, 0, len(srcs))
+	decoded := make([]*operator.Decoder, 0, len(srcs))
 	var states []io.Reader
 	for i, src := range srcs {
 		data, err := io.ReadAll(src)
 		if err != nil {
 			return err
 		}
-		d := &windowDecoder{b: data}
-		if string(d.take(4)) != windowMagic {
+		d := &operator.Decoder{B: data}
+		if string(d.Take(4)) != windowMagic {
 			return fmt.Errorf("operator[%s]: window snapshot %d: not a window snapshot", w.vertex, i)
 		}
-		if d.version = d.u8(); d.version < 1 || d.version > windowVersion {
-			return fmt.Errorf("operator[%s]: window snapshot %d: version %d, want 1 to %d", w.vertex, i, d.version, windowVersion)
+		if d.Version = d.U8(); d.Version < 1 || d.Version > windowVersion {
+			return fmt.Errorf("operator[%s]: window snapshot %d: version %d, want 1 to %d", w.vertex, i, d.Version, windowVersion)
 		}
-		wm, lastTick = max(wm, d.i64()), max(lastTick, d.i64())
+		wm, lastTick = max(wm, d.I64()), max(lastTick, d.I64())
 		decoded = append(decoded, d)
 	}
 	w.wm, w.lastTick = wm, lastTick
 	for i, d := range decoded {
-		for n := d.u32(); n > 0 && d.err == nil; n-- {
-			key := d.bytes()
-			fired, arrived := d.i64(), d.i64()
+		for n := d.U32(); n > 0 && d.Err == nil; n-- {
+			key := d.Bytes()
+			fired, arrived := d.I64(), d.I64()
 			keep := w.plan.all || rng.Contains(state.KeyGroup(key, maxP))
 			var ks *keyState
 			if keep {
 				ks = w.store.key(key, true)
 				ks.fired, ks.arrived = fired, arrived
 			}
-			for m := d.u32(); m > 0 && d.err == nil; m-- {
-				start, end, cnt, accCount := d.i64(), d.i64(), d.i64(), d.i64()
-				sum, lo, hi := d.f64(), d.f64(), d.f64()
-				has, data := d.u8() == 1, d.bytes()
-				if !keep || d.err != nil {
+			for m := d.U32(); m > 0 && d.Err == nil; m-- {
+				start, end, cnt, accCount := d.I64(), d.I64(), d.I64(), d.I64()
+				sum, lo, hi := d.F64(), d.F64(), d.F64()
+				has, data := d.U8() == 1, d.Bytes()
+				if !keep || d.Err != nil {
 					continue
 				}
 				s := w.store.newSlot(start, end)
@@ -162,11 +159,11 @@ func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 				}
 			}
 		}
-		if d.version >= 2 && d.u8() == 1 && d.err == nil {
-			states = append(states, bytes.NewReader(d.b))
+		if d.Version >= 2 && d.U8() == 1 && d.Err == nil {
+			states = append(states, bytes.NewReader(d.B))
 		}
-		if d.err != nil {
-			return fmt.Errorf("operator[%s]: window snapshot %d: %w", w.vertex, i, d.err)
+		if d.Err != nil {
+			return fmt.Errorf("operator[%s]: window snapshot %d: %w", w.vertex, i, d.Err)
 		}
 	}
 	if typ == windowSession {
@@ -180,39 +177,4 @@ func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 		}
 	}
 	return nil
-}
-
-// windowDecoder reads a window snapshot with bounds checks.
-type windowDecoder struct {
-	b       []byte
-	version byte
-	err     error
-}
-
-func (d *windowDecoder) take(n int) []byte {
-	if d.err != nil || n > len(d.b) {
-		if d.err == nil {
-			d.err = fmt.Errorf("truncated")
-		}
-		return make([]byte, n)
-	}
-	v := d.b[:n]
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *windowDecoder) u8() byte    { return d.take(1)[0] }
-func (d *windowDecoder) u32() uint32 { return binary.LittleEndian.Uint32(d.take(4)) }
-func (d *windowDecoder) i64() int64  { return int64(binary.LittleEndian.Uint64(d.take(8))) }
-func (d *windowDecoder) f64() float64 {
-	return math.Float64frombits(binary.LittleEndian.Uint64(d.take(8)))
-}
-
-func (d *windowDecoder) bytes() []byte {
-	n := d.u32()
-	if d.err != nil || int(n) > len(d.b) {
-		d.err = fmt.Errorf("truncated")
-		return nil
-	}
-	return d.take(int(n))
 }

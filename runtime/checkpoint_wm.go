@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // A source subtask's watermark generator snapshot, little-endian:
@@ -37,15 +38,15 @@ type wmPart struct {
 }
 
 // snapshot encodes the generator on the task goroutine, between batches.
-func (p *wmPart) snapshot(context.Context, int64) ([]pendingBlob, error) {
-	return []pendingBlob{{name: p.name, data: p.gen.encode()}}, nil
+func (p *wmPart) snapshot(context.Context, int64) ([]operator.Blob, error) {
+	return []operator.Blob{{Name: p.name, Data: p.gen.encode()}}, nil
 }
 
 func (g *wmSource) encode() []byte {
 	b := append([]byte(wmGenMagic), wmGenVersion)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(g.splits)))
 	for i, sp := range g.splits {
-		b = appendWindowBytes(b, []byte(g.names[i]))
+		b = operator.AppendBytes(b, []byte(g.names[i]))
 		b = binary.LittleEndian.AppendUint64(b, uint64(sp.maxTs))
 		b = binary.LittleEndian.AppendUint64(b, uint64(sp.punctWM))
 		idle := byte(0)
@@ -59,18 +60,18 @@ func (g *wmSource) encode() []byte {
 
 // decodeWMSnapshot reads a watermark generator snapshot.
 func decodeWMSnapshot(data []byte) ([]wmSplitState, error) {
-	d := &windowDecoder{b: data}
-	if string(d.take(len(wmGenMagic))) != wmGenMagic {
+	d := &operator.Decoder{B: data}
+	if string(d.Take(len(wmGenMagic))) != wmGenMagic {
 		return nil, fmt.Errorf("not a watermark generator snapshot")
 	}
-	if v := d.u8(); v != wmGenVersion {
+	if v := d.U8(); v != wmGenVersion {
 		return nil, fmt.Errorf("watermark generator snapshot version %d, want %d", v, wmGenVersion)
 	}
 	var out []wmSplitState
-	for n := d.u32(); n > 0 && d.err == nil; n-- {
-		s := wmSplitState{name: string(d.bytes()), maxTs: d.i64(), punctWM: d.i64()}
-		switch idle := d.u8(); {
-		case d.err != nil:
+	for n := d.U32(); n > 0 && d.Err == nil; n-- {
+		s := wmSplitState{name: string(d.Bytes()), maxTs: d.I64(), punctWM: d.I64()}
+		switch idle := d.U8(); {
+		case d.Err != nil:
 		case idle > 1:
 			return nil, fmt.Errorf("split %q: idle flag %d, want 0 or 1", s.name, idle)
 		default:
@@ -78,11 +79,11 @@ func decodeWMSnapshot(data []byte) ([]wmSplitState, error) {
 			out = append(out, s)
 		}
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err != nil {
+		return nil, d.Err
 	}
-	if len(d.b) > 0 {
-		return nil, fmt.Errorf("%d bytes after the last split", len(d.b))
+	if len(d.B) > 0 {
+		return nil, fmt.Errorf("%d bytes after the last split", len(d.B))
 	}
 	return out, nil
 }

@@ -17,10 +17,10 @@ import (
 // between the left and the right input, with a watermark (the batch's
 // largest timestamp - 1) after each batch, into a sink that counts. It
 // reports input records and output pairs per CPU second of the process.
-func joinBench(b *testing.B, keys, perMs int, join func(out *windowOut, in *joinInputs) operator.Stage) {
+func joinBench(b *testing.B, keys, perMs int, join func(out *operator.Out, in *joinInputs) operator.Stage) {
 	out := &countSink{}
 	in := &joinInputs{split: 1}
-	s := join(&windowOut{max: 1024, next: out}, in)
+	s := join(&operator.Out{Max: 1024, Next: out}, in)
 	keyBytes := make([][]byte, keys)
 	for i := range keyBytes {
 		keyBytes[i] = []byte(fmt.Sprintf("user-%06d", i))
@@ -62,7 +62,7 @@ func joinBench(b *testing.B, keys, perMs int, join func(out *windowOut, in *join
 // each key has a record every second, so each record meets about 5 of the
 // other side.
 func BenchmarkJoinInterval(b *testing.B) {
-	joinBench(b, 100_000, 100, func(out *windowOut, in *joinInputs) operator.Stage {
+	joinBench(b, 100_000, 100, func(out *operator.Out, in *joinInputs) operator.Stage {
 		return newIntervalJoin("join", &joinPlan{interval: true, lower: -5000, upper: 5000}, in, 1<<32, newCounters(), out, nil)
 	})
 }
@@ -71,7 +71,7 @@ func BenchmarkJoinInterval(b *testing.B) {
 // 100 records per millisecond: about 5 records of each side per key and
 // window.
 func BenchmarkJoinWindowTumbling(b *testing.B) {
-	joinBench(b, 100_000, 100, func(out *windowOut, in *joinInputs) operator.Stage {
+	joinBench(b, 100_000, 100, func(out *operator.Out, in *joinInputs) operator.Stage {
 		c := newCounters()
 		policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "join", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		w := newWindowOp("join", &windowPlan{typ: windowTumbling, size: 10_000, slide: 10_000}, c, policy, out, nil)

@@ -15,7 +15,7 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *vertex, i int, c *c
 		return nil, err
 	}
 	t.inputs = &joinInputs{split: v.in[0].from.parallelism}
-	out := &windowOut{max: b.j.plan.job.UDF.BatchSize, next: next}
+	out := &operator.Out{Max: b.j.plan.job.UDF.BatchSize, Next: next}
 	var call *windowCall
 	if f := v.fn; f != nil {
 		kind := abi.KindJoin

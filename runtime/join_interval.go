@@ -38,7 +38,7 @@ type intervalJoin struct {
 	used     int64
 	limit    int64
 	c        *counters
-	out      *windowOut
+	out      *operator.Out
 	late     operator.Stage
 	lateRecs []abi.Record
 	scratch  []byte
@@ -46,7 +46,7 @@ type intervalJoin struct {
 	fn *intervalCall
 }
 
-func newIntervalJoin(vertex string, jp *joinPlan, inputs *joinInputs, limit int64, c *counters, out *windowOut, late operator.Stage) *intervalJoin {
+func newIntervalJoin(vertex string, jp *joinPlan, inputs *joinInputs, limit int64, c *counters, out *operator.Out, late operator.Stage) *intervalJoin {
 	return &intervalJoin{
 		vertex: vertex, plan: jp, inputs: inputs, limit: limit, c: c, out: out, late: late,
 		sides: [2]map[string]*joinKey{{}, {}}, wm: abi.NoWatermark,
@@ -79,7 +79,7 @@ func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
 		if err := j.add(side, rec); err != nil {
 			return err
 		}
-		if err := j.out.flushIfFull(ctx); err != nil {
+		if err := j.out.FlushIfFull(ctx); err != nil {
 			return err
 		}
 	}
@@ -88,7 +88,7 @@ func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
 			return err
 		}
 	}
-	if err := j.out.flush(ctx); err != nil {
+	if err := j.out.Flush(ctx); err != nil {
 		return err
 	}
 	if len(j.lateRecs) == 0 {
@@ -155,14 +155,14 @@ func (j *intervalJoin) buffer(side int, key []byte, ts int64, value []byte) erro
 // emit outputs a matched pair: {"key": "...", "left": <left>, "right": <right>}.
 func (j *intervalJoin) emit(key, left, right []byte, ts int64) {
 	b := append(j.scratch[:0], `{"key":`...)
-	b = appendJSONString(b, key)
+	b = operator.AppendJSONString(b, key)
 	b = append(b, `,"left":`...)
 	b = append(b, left...)
 	b = append(b, `,"right":`...)
 	b = append(b, right...)
 	b = append(b, '}')
 	j.scratch = b
-	j.out.emit(key, b, ts, nil)
+	j.out.Emit(key, b, ts, nil)
 }
 
 // prune drops the buffered records that expired at the watermark: for each
@@ -205,7 +205,7 @@ func (j *intervalJoin) Advance(ctx context.Context, wm int64) error {
 			return err
 		}
 	}
-	return j.out.next.Advance(ctx, wm)
+	return j.out.Next.Advance(ctx, wm)
 }
 
 func (j *intervalJoin) Tick(ctx context.Context, now int64) error {
@@ -214,11 +214,11 @@ func (j *intervalJoin) Tick(ctx context.Context, now int64) error {
 			return err
 		}
 	}
-	return j.out.next.Tick(ctx, now)
+	return j.out.Next.Tick(ctx, now)
 }
 
 func (j *intervalJoin) Finish(ctx context.Context) error {
-	if err := j.out.flush(ctx); err != nil {
+	if err := j.out.Flush(ctx); err != nil {
 		return err
 	}
 	if j.late != nil {
@@ -226,11 +226,11 @@ func (j *intervalJoin) Finish(ctx context.Context) error {
 			return err
 		}
 	}
-	return j.out.next.Finish(ctx)
+	return j.out.Next.Finish(ctx)
 }
 
 func (j *intervalJoin) Close(ctx context.Context) error {
-	errs := []error{j.out.next.Close(ctx)}
+	errs := []error{j.out.Next.Close(ctx)}
 	if j.fn != nil {
 		errs = append(errs, j.fn.call.gc.Guest.Close(ctx))
 	}

@@ -58,7 +58,7 @@ func (c *intervalCall) right(r *abi.Record) {
 }
 
 // run calls the function over the gathered groups and forgets them.
-func (c *intervalCall) run(ctx context.Context, wm int64, out *windowOut) error {
+func (c *intervalCall) run(ctx context.Context, wm int64, out *operator.Out) error {
 	if len(c.spans) == 0 {
 		return nil
 	}
@@ -78,7 +78,7 @@ func (c *intervalCall) run(ctx context.Context, wm int64, out *windowOut) error 
 			gc.Frame = append(gc.Frame, g.right...)
 		},
 		record: func(i int, e *abi.Entry) error {
-			out.emitEntry(e, c.groups[i].key, c.groups[i].ts+1)
+			out.EmitEntry(e, c.groups[i].key, c.groups[i].ts+1)
 			return nil
 		},
 		failed: func(i int, err error) error {

@@ -31,7 +31,7 @@ func testIntervalJoin(jp *joinPlan, limit int64, out, late *tapeSink) (*interval
 		lateStage = late
 	}
 	in := &joinInputs{split: 1}
-	return newIntervalJoin("join", jp, in, limit, c, &windowOut{max: 2, next: out}, lateStage), c
+	return newIntervalJoin("join", jp, in, limit, c, &operator.Out{Max: 2, Next: out}, lateStage), c
 }
 
 func TestIntervalJoinGolden(t *testing.T) {
@@ -137,7 +137,7 @@ func TestIntervalJoinStateBounded(t *testing.T) {
 	jp := &joinPlan{interval: true, lower: -5, upper: 5}
 	c := newCounters()
 	in := &joinInputs{split: 1}
-	j := newIntervalJoin("join", jp, in, 1<<20, c, &windowOut{max: 256, next: out}, nil)
+	j := newIntervalJoin("join", jp, in, 1<<20, c, &operator.Out{Max: 256, Next: out}, nil)
 	ctx := context.Background()
 	const keys, steps = 1000, 2000
 	recs := make([]abi.Record, keys)

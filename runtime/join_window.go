@@ -22,7 +22,7 @@ const joinEntryHead = 1 + 4
 type windowJoinFunc struct {
 	inputs *joinInputs
 	store  windowContents
-	out    *windowOut
+	out    *operator.Out
 	// call is the join or co_group function; nil for the built-in pairs.
 	call    *windowCall
 	coGroup bool
@@ -97,7 +97,7 @@ func (f *windowJoinFunc) fire(ctx context.Context, fs []firing) error {
 		for _, l := range f.left {
 			for _, r := range f.right {
 				f.emit(fr, l, r)
-				if err := f.out.flushIfFull(ctx); err != nil {
+				if err := f.out.FlushIfFull(ctx); err != nil {
 					return err
 				}
 			}
@@ -112,7 +112,7 @@ func (f *windowJoinFunc) fire(ctx context.Context, fs []firing) error {
 // "window_end": ms, "left": <left>, "right": <right>} at window_end - 1.
 func (f *windowJoinFunc) emit(fr *firing, left, right []byte) {
 	b := append(f.scratch[:0], `{"key":`...)
-	b = appendJSONString(b, fr.key)
+	b = operator.AppendJSONString(b, fr.key)
 	b = append(b, `,"window_start":`...)
 	b = strconv.AppendInt(b, fr.start, 10)
 	b = append(b, `,"window_end":`...)
@@ -123,7 +123,7 @@ func (f *windowJoinFunc) emit(fr *firing, left, right []byte) {
 	b = append(b, right...)
 	b = append(b, '}')
 	f.scratch = b
-	f.out.emit(fr.key, b, fr.end-1, nil)
+	f.out.Emit(fr.key, b, fr.end-1, nil)
 }
 
 // fireCall calls the join or co_group function over the windows that fire.
@@ -156,7 +156,7 @@ func (f *windowJoinFunc) fireCall(ctx context.Context, fs []firing) error {
 			})
 		},
 		record: func(i int, e *abi.Entry) error {
-			f.out.emitEntry(e, f.fs[i].key, f.fs[i].end)
+			f.out.EmitEntry(e, f.fs[i].key, f.fs[i].end)
 			return nil
 		},
 		failed: func(i int, err error) error {

@@ -12,7 +12,7 @@ import (
 func testWindowJoin(wp *windowPlan, out, late *tapeSink) (*windowOp, *joinInputs, *counters) {
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "join", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	wo := &windowOut{max: 2, next: out}
+	wo := &operator.Out{Max: 2, Next: out}
 	var lateStage operator.Stage
 	if late != nil {
 		lateStage = late

@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"wasmstream.io/platform/abi"
-	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 	"wasmstream.io/platform/watermark"
@@ -30,9 +29,9 @@ type processOp struct {
 	vertex    string
 	call      operator.GroupCall
 	onTimer   *operator.GroupCall
-	keyed     *state.Keyed
-	timers    *watermark.TimerService
-	env       keyedEnv
+	Keyed     *state.Keyed
+	Timers    *watermark.TimerService
+	env       operator.KeyedEnv
 	batchSize int
 	policy    *operator.ErrorPolicy
 	next      operator.Stage
@@ -61,9 +60,9 @@ type failedInput struct {
 var errBatchFull = errors.New("timer batch full")
 
 func newProcessOp(vertex string, call operator.GroupCall, onTimer *operator.GroupCall, keyed *state.Keyed, batchSize int, policy *operator.ErrorPolicy, next operator.Stage) *processOp {
-	op := &processOp{vertex: vertex, call: call, onTimer: onTimer, keyed: keyed, timers: watermark.NewTimerService(),
+	op := &processOp{vertex: vertex, call: call, onTimer: onTimer, Keyed: keyed, Timers: watermark.NewTimerService(),
 		batchSize: batchSize, policy: policy, next: next, wm: abi.NoWatermark}
-	op.env = keyedEnv{keyed: keyed, timers: op.timers, cur: -1}
+	op.env = operator.NewKeyedEnv(keyed, op.Timers)
 	op.call.Env = &op.env
 	if onTimer != nil {
 		onTimer.Env = &op.env
@@ -114,14 +113,14 @@ func (op *processOp) chunk(ctx context.Context, recs []abi.Record) error {
 		op.sorted = append(op.sorted, recs[i])
 	}
 	op.call.Begin(abi.OpNone, op.wm, operator.NowMillis())
-	op.env.begin()
+	op.env.Begin()
 	for start := 0; start < len(op.sorted); {
 		end := start + 1
 		for end < len(op.sorted) && bytes.Equal(op.sorted[end].Key, op.sorted[start].Key) {
 			end++
 		}
 		key := op.sorted[start].Key
-		op.env.add(key, nil)
+		op.env.Add(key, nil)
 		op.call.Add(&abi.GroupHead{Key: key}, op.sorted[start:end])
 		start = end
 	}
@@ -213,7 +212,7 @@ func (op *processOp) Tick(ctx context.Context, now int64) error {
 func (op *processOp) fire(ctx context.Context, domain abi.TimeDomain, upTo int64) error {
 	for {
 		op.fired = op.fired[:0]
-		if err := op.timers.Advance(domain, upTo, op.collect); err != nil && !errors.Is(err, errBatchFull) {
+		if err := op.Timers.Advance(domain, upTo, op.collect); err != nil && !errors.Is(err, errBatchFull) {
 			return err
 		}
 		if len(op.fired) == 0 {
@@ -232,10 +231,10 @@ func (op *processOp) callTimers(ctx context.Context, domain abi.TimeDomain) erro
 		return fmt.Errorf("operator[%s]: %d timers fired and the operator has no on_timer function", op.vertex, len(op.fired))
 	}
 	g.Begin(abi.OpNone, op.wm, operator.NowMillis())
-	op.env.begin()
+	op.env.Begin()
 	op.sorted = op.sorted[:0]
 	for _, t := range op.fired {
-		op.env.add(t.Key, t.Namespace)
+		op.env.Add(t.Key, t.Namespace)
 		g.Add(&abi.GroupHead{Flags: abi.GroupTimer, Key: t.Key, TimerTime: t.Timestamp, TimerDomain: domain}, nil)
 		op.sorted = append(op.sorted, abi.Record{Key: t.Key, Timestamp: t.Timestamp})
 	}
@@ -279,80 +278,6 @@ func (op *processOp) Close(ctx context.Context) error {
 	if op.onTimer != nil {
 		errs = append(errs, op.onTimer.Guest.Close(ctx))
 	}
-	errs = append(errs, op.keyed.Close(), op.next.Close(ctx))
+	errs = append(errs, op.Keyed.Close(), op.next.Close(ctx))
 	return errors.Join(errs...)
-}
-
-// keyedEnv serves the state and timer imports of a keyed function's calls
-// (process, on_timer, window_process): group g of the current frame is
-// keys[g], with namespace spaces[g] (a window's bytes; empty for process
-// functions). It belongs to the task goroutine.
-type keyedEnv struct {
-	keyed  *state.Keyed
-	timers *watermark.TimerService
-	keys   [][]byte
-	spaces [][]byte
-	cur    int
-}
-
-var _ host.Env = (*keyedEnv)(nil)
-
-// begin starts a frame's groups.
-func (e *keyedEnv) begin() {
-	e.keys, e.spaces = e.keys[:0], e.spaces[:0]
-	e.cur = -1
-}
-
-// add declares the frame's next group: its key and namespace, views that
-// must stay valid until the call returns.
-func (e *keyedEnv) add(key, namespace []byte) {
-	e.keys = append(e.keys, key)
-	e.spaces = append(e.spaces, namespace)
-}
-
-func (e *keyedEnv) Enter(g uint32) error {
-	if int(g) >= len(e.keys) {
-		return fmt.Errorf("enter(%d): the frame has %d groups", g, len(e.keys))
-	}
-	e.cur = int(g)
-	if err := e.keyed.SetKey(e.keys[g]); err != nil {
-		return err
-	}
-	if len(e.spaces[g]) > 0 {
-		e.keyed.SetNamespace(e.spaces[g])
-	}
-	return nil
-}
-
-func (e *keyedEnv) ValueGet(s uint32) ([]byte, bool, error) { return e.keyed.Value(int(s)) }
-func (e *keyedEnv) ValueSet(s uint32, v []byte) error       { return e.keyed.SetValue(int(s), v) }
-func (e *keyedEnv) Clear(s uint32) error                    { return e.keyed.Clear(int(s)) }
-func (e *keyedEnv) ListAppend(s uint32, v []byte) error     { return e.keyed.Append(int(s), v) }
-func (e *keyedEnv) ListGet(s uint32) (int, []byte, error)   { return e.keyed.List(int(s)) }
-func (e *keyedEnv) MapPut(s uint32, k, v []byte) error      { return e.keyed.MapPut(int(s), k, v) }
-func (e *keyedEnv) MapRemove(s uint32, k []byte) error      { return e.keyed.MapRemove(int(s), k) }
-func (e *keyedEnv) MapEntries(s uint32) (int, []byte, error) {
-	return e.keyed.MapEntries(int(s))
-}
-func (e *keyedEnv) MapGet(s uint32, k []byte) ([]byte, bool, error) {
-	return e.keyed.MapGet(int(s), k)
-}
-
-// errNoGroup is a timer call before any enter.
-var errNoGroup = errors.New("no current key: call enter(group) first")
-
-func (e *keyedEnv) RegisterTimer(d abi.TimeDomain, ts int64) error {
-	if e.cur < 0 {
-		return errNoGroup
-	}
-	e.timers.Register(d, ts, e.keys[e.cur], e.spaces[e.cur])
-	return nil
-}
-
-func (e *keyedEnv) DeleteTimer(d abi.TimeDomain, ts int64) error {
-	if e.cur < 0 {
-		return errNoGroup
-	}
-	e.timers.Delete(d, ts, e.keys[e.cur], e.spaces[e.cur])
-	return nil
 }

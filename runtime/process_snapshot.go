@@ -16,11 +16,11 @@ import (
 func (op *processOp) snapshot(ctx context.Context) (*state.Snapshot, error) {
 	var timers []state.Timer
 	for _, d := range []abi.TimeDomain{abi.EventTime, abi.ProcessingTime} {
-		for _, t := range op.timers.Timers(d) {
+		for _, t := range op.Timers.Timers(d) {
 			timers = append(timers, state.Timer{Domain: uint8(d), Timestamp: t.Timestamp, Key: t.Key, Namespace: t.Namespace})
 		}
 	}
-	s, err := op.keyed.Snapshot(ctx, timers)
+	s, err := op.Keyed.Snapshot(ctx, timers)
 	if err != nil {
 		return nil, fmt.Errorf("operator[%s]: %w", op.vertex, err)
 	}
@@ -30,12 +30,12 @@ func (op *processOp) snapshot(ctx context.Context) (*state.Snapshot, error) {
 // restore loads, before the first batch, the state and timers of the key
 // groups the subtask owns from snapshots taken at any parallelism.
 func (op *processOp) restore(ctx context.Context, srcs []io.Reader) error {
-	timers, err := op.keyed.Restore(ctx, srcs)
+	timers, err := op.Keyed.Restore(ctx, srcs)
 	if err != nil {
 		return fmt.Errorf("operator[%s]: %w", op.vertex, err)
 	}
 	for _, t := range timers {
-		op.timers.Register(abi.TimeDomain(t.Domain), t.Timestamp, t.Key, t.Namespace)
+		op.Timers.Register(abi.TimeDomain(t.Domain), t.Timestamp, t.Key, t.Namespace)
 	}
 	return nil
 }

@@ -102,7 +102,7 @@ func TestProcessSnapshotRescales(t *testing.T) {
 	if err := before.Process(ctx, recs); err != nil {
 		t.Fatal(err)
 	}
-	if n := before.timers.Len(abi.EventTime); n != len(accounts) {
+	if n := before.Timers.Len(abi.EventTime); n != len(accounts) {
 		t.Fatalf("%d timers, want %d", n, len(accounts))
 	}
 	snap, err := before.snapshot(ctx)
@@ -123,7 +123,7 @@ func TestProcessSnapshotRescales(t *testing.T) {
 		if err := op.restore(ctx, []io.Reader{bytes.NewReader(buf.Bytes())}); err != nil {
 			t.Fatal(err)
 		}
-		timers += op.timers.Len(abi.EventTime)
+		timers += op.Timers.Len(abi.EventTime)
 		r := state.RangeOf(128, 3, i)
 		var mine []abi.Record
 		for j, a := range accounts {
@@ -140,7 +140,7 @@ func TestProcessSnapshotRescales(t *testing.T) {
 		if err := op.Process(ctx, mine); err != nil {
 			t.Fatal(err)
 		}
-		left += op.timers.Len(abi.EventTime)
+		left += op.Timers.Len(abi.EventTime)
 		alerts = append(alerts, sink.values...)
 	}
 	if timers != len(accounts) {
@@ -198,19 +198,19 @@ func TestProcessTicksFireProcessingTimers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A processing-time timer for a, as if the function had registered it.
-	op.env.begin()
-	op.env.add([]byte("a"), nil)
+	op.env.Begin()
+	op.env.Add([]byte("a"), nil)
 	if err := op.env.Enter(0); err != nil {
 		t.Fatal(err)
 	}
 	if err := op.env.RegisterTimer(abi.ProcessingTime, 5000); err != nil {
 		t.Fatal(err)
 	}
-	if err := op.Tick(ctx, 4999); err != nil || op.timers.Len(abi.ProcessingTime) != 1 {
-		t.Fatalf("tick before the timer: %v, %d timers", err, op.timers.Len(abi.ProcessingTime))
+	if err := op.Tick(ctx, 4999); err != nil || op.Timers.Len(abi.ProcessingTime) != 1 {
+		t.Fatalf("tick before the timer: %v, %d timers", err, op.Timers.Len(abi.ProcessingTime))
 	}
-	if err := op.Tick(ctx, 5000); err != nil || op.timers.Len(abi.ProcessingTime) != 0 {
-		t.Fatalf("tick at the timer: %v, %d timers", err, op.timers.Len(abi.ProcessingTime))
+	if err := op.Tick(ctx, 5000); err != nil || op.Timers.Len(abi.ProcessingTime) != 0 {
+		t.Fatalf("tick at the timer: %v, %d timers", err, op.Timers.Len(abi.ProcessingTime))
 	}
 	// expire cleared a's small transaction; b's is still there.
 	if err := op.Process(ctx, []abi.Record{txn("a", 900, 2000), txn("b", 900, 2000)}); err != nil {

@@ -16,11 +16,11 @@ import (
 // perMs records per millisecond of event time, in batches of 1024 with a
 // watermark (the largest timestamp - 1) after each batch, into a sink that
 // counts. It reports records per CPU second of the process (GC included).
-func windowBench(b *testing.B, wp windowPlan, keys, perMs int, fn func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc) {
+func windowBench(b *testing.B, wp windowPlan, keys, perMs int, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc) {
 	out := &countSink{}
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	wo := &windowOut{max: 1024, next: out}
+	wo := &operator.Out{Max: 1024, Next: out}
 	w := newWindowOp("win", &wp, c, policy, wo, nil)
 	if fn == nil {
 		w.fn = &builtinFunc{name: wp.builtin, field: wp.field, policy: policy, out: wo}

@@ -92,7 +92,7 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c 
 		return nil, err
 	}
 	batch := b.j.plan.job.UDF.BatchSize
-	out := &windowOut{max: batch, next: next}
+	out := &operator.Out{Max: batch, Next: next}
 	w := newWindowOp(v.id, wp, c, policy, out, late)
 	call := func(f *funcRef, kind abi.Kind) *windowCall {
 		return &windowCall{kind: kind, maxGroups: batch, policy: policy, out: out,

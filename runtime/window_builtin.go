@@ -59,7 +59,7 @@ type builtinFunc struct {
 	name    string
 	field   string
 	policy  *operator.ErrorPolicy
-	out     *windowOut
+	out     *operator.Out
 	scratch []byte
 	acc     builtinAcc
 	value   []byte
@@ -71,7 +71,7 @@ func (f *builtinFunc) add(ctx context.Context, _ *keyState, s *slot, rec *abi.Re
 		s.agg.count++
 		return nil
 	}
-	raw, isString, err := jsonField(rec.Value, f.field, f.scratch[:0])
+	raw, isString, err := operator.JSONField(rec.Value, f.field, f.scratch[:0])
 	if err == nil && isString {
 		err = errors.New("a string, not a number")
 	}
@@ -89,7 +89,7 @@ func (f *builtinFunc) add(ctx context.Context, _ *keyState, s *slot, rec *abi.Re
 
 // parseNumber reads a JSON number; integers without allocating.
 func parseNumber(raw []byte) (float64, error) {
-	if n, ok := parseInt(raw); ok {
+	if n, ok := operator.ParseInt(raw); ok {
 		return float64(n), nil
 	}
 	v, err := strconv.ParseFloat(string(raw), 64)
@@ -121,8 +121,8 @@ func (f *builtinFunc) fire(ctx context.Context, fs []firing) error {
 		if f.acc.count == 0 {
 			continue
 		}
-		f.out.emitBuiltin(fr.key, fr.start, fr.end, f.result(&f.acc))
-		if err := f.out.flushIfFull(ctx); err != nil {
+		f.out.EmitBuiltin(fr.key, fr.start, fr.end, f.result(&f.acc))
+		if err := f.out.FlushIfFull(ctx); err != nil {
 			return err
 		}
 	}

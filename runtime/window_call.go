@@ -25,7 +25,7 @@ type windowCall struct {
 	gc        operator.GroupCall
 	maxGroups int
 	policy    *operator.ErrorPolicy
-	out       *windowOut
+	out       *operator.Out
 	// state is a stateful window_process function's per-window state,
 	// whose groups follow the frame's; nil without state.
 	state *windowState
@@ -110,7 +110,7 @@ func (w *windowCall) run(ctx context.Context, op abi.Op, wm int64, n int, h grou
 		}
 		lo = hi
 	}
-	return w.out.flushIfFull(ctx)
+	return w.out.FlushIfFull(ctx)
 }
 
 // begin starts a frame, and its groups' state.
@@ -126,7 +126,7 @@ func (w *windowCall) begin(op abi.Op, wm int64) {
 // error entry discards the group's other entries.
 func (w *windowCall) chunk(ctx context.Context, lo, hi int, h groupHandlers) error {
 	w.arena, w.accs, w.failures = w.arena[:0], w.accs[:0], w.failures[:0]
-	mark := w.out.batch.Len()
+	mark := w.out.Batch.Len()
 	last, groupMark, failed := -1, mark, false
 	err := w.gc.Run(ctx, false, func(e *abi.Entry) error {
 		i := lo + int(e.Index)
@@ -134,14 +134,14 @@ func (w *windowCall) chunk(ctx context.Context, lo, hi int, h groupHandlers) err
 			return w.gc.BadOutput(fmt.Errorf("entry for group %d after group %d", i-lo, last-lo))
 		}
 		if i != last {
-			last, groupMark, failed = i, w.out.batch.Len(), false
+			last, groupMark, failed = i, w.out.Batch.Len(), false
 		} else if h.acc != nil {
 			return w.gc.BadOutput(fmt.Errorf("more than one answer for group %d", e.Index))
 		}
 		switch {
 		case failed:
 		case e.Tag == abi.TagError:
-			w.out.batch.Truncate(groupMark)
+			w.out.Batch.Truncate(groupMark)
 			if n := len(w.accs); n > 0 && w.accs[n-1].group == i {
 				w.accs = w.accs[:n-1]
 			}
@@ -161,7 +161,7 @@ func (w *windowCall) chunk(ctx context.Context, lo, hi int, h groupHandlers) err
 		err = w.gc.BadOutput(fmt.Errorf("%s function answered %d of %d groups", w.kind, got, hi-lo))
 	}
 	if err != nil {
-		w.out.batch.Truncate(mark)
+		w.out.Batch.Truncate(mark)
 		return err
 	}
 	for _, a := range w.accs {

@@ -35,7 +35,7 @@ type windowOp struct {
 	fn     windowFunc
 	store  windowContents
 	timers *watermark.TimerService
-	out    *windowOut
+	out    *operator.Out
 	// late receives records too late for any window (late_output); nil
 	// drops and counts them.
 	late   operator.Stage
@@ -69,7 +69,7 @@ type windowOp struct {
 	drops   []touchedSlot
 }
 
-func newWindowOp(vertex string, wp *windowPlan, c *counters, policy *operator.ErrorPolicy, out *windowOut, late operator.Stage) *windowOp {
+func newWindowOp(vertex string, wp *windowPlan, c *counters, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *windowOp {
 	w := &windowOp{
 		vertex: vertex, plan: wp, store: newWindowStore(), timers: watermark.NewTimerService(),
 		out: out, late: late, c: c, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
@@ -139,7 +139,7 @@ func (w *windowOp) Process(ctx context.Context, recs []abi.Record) error {
 		err = w.afterBatch(ctx)
 	}
 	if err == nil {
-		err = w.out.flush(ctx)
+		err = w.out.Flush(ctx)
 	}
 	if err == nil {
 		err = w.passLate(ctx)
@@ -245,7 +245,7 @@ func (w *windowOp) refirePanes(ctx context.Context, ks *keyState, s *slot, rec *
 	if err := w.fireAll(ctx); err != nil {
 		return err
 	}
-	return w.out.flushIfFull(ctx)
+	return w.out.FlushIfFull(ctx)
 }
 
 // indexPane notes that ks holds pane ps; the first key of a pane registers
@@ -342,7 +342,7 @@ func (w *windowOp) fireTimers(ctx context.Context, d abi.TimeDomain, upTo int64)
 			return windowStateFail(w.vertex, err)
 		}
 	}
-	return w.out.flush(ctx)
+	return w.out.Flush(ctx)
 }
 
 // fireAll emits the collected firings.
@@ -394,7 +394,7 @@ func (w *windowOp) Advance(ctx context.Context, wm int64) error {
 			return err
 		}
 	}
-	return w.out.next.Advance(ctx, wm)
+	return w.out.Next.Advance(ctx, wm)
 }
 
 func (w *windowOp) Tick(ctx context.Context, now int64) error {
@@ -409,11 +409,11 @@ func (w *windowOp) Tick(ctx context.Context, now int64) error {
 			return err
 		}
 	}
-	return w.out.next.Tick(ctx, now)
+	return w.out.Next.Tick(ctx, now)
 }
 
 func (w *windowOp) Finish(ctx context.Context) error {
-	if err := w.out.flush(ctx); err != nil {
+	if err := w.out.Flush(ctx); err != nil {
 		return err
 	}
 	if w.late != nil {
@@ -421,11 +421,11 @@ func (w *windowOp) Finish(ctx context.Context) error {
 			return err
 		}
 	}
-	return w.out.next.Finish(ctx)
+	return w.out.Next.Finish(ctx)
 }
 
 func (w *windowOp) Close(ctx context.Context) error {
-	errs := []error{w.fn.close(ctx), w.out.next.Close(ctx)}
+	errs := []error{w.fn.close(ctx), w.out.Next.Close(ctx)}
 	if w.gapCall != nil {
 		errs = append(errs, w.gapCall.Guest.Close(ctx))
 	}

@@ -124,9 +124,9 @@ func (s *resultSink) Process(_ context.Context, recs []abi.Record) error {
 	for _, r := range recs {
 		var start, end, value []byte
 		var err error
-		if start, _, err = jsonField(r.Value, "window_start", nil); err == nil {
-			if end, _, err = jsonField(r.Value, "window_end", nil); err == nil {
-				value, _, err = jsonField(r.Value, "value", nil)
+		if start, _, err = operator.JSONField(r.Value, "window_start", nil); err == nil {
+			if end, _, err = operator.JSONField(r.Value, "window_end", nil); err == nil {
+				value, _, err = operator.JSONField(r.Value, "value", nil)
 			}
 		}
 		if err != nil {
@@ -173,7 +173,7 @@ func TestWindowProperty(t *testing.T) {
 		out := &resultSink{}
 		c := newCounters()
 		policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-		wo := &windowOut{max: 1 + rng.IntN(8), next: out}
+		wo := &operator.Out{Max: 1 + rng.IntN(8), Next: out}
 		w := newWindowOp("win", &wp, c, policy, wo, nil)
 		w.fn = &builtinFunc{name: wp.builtin, field: "n", policy: policy, out: wo}
 		gen := newWMSource(wmBounded, delay, 0, 0, func(context.Context, bool) error { return nil }, w)

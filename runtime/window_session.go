@@ -65,7 +65,7 @@ func (w *windowOp) processSessions(ctx context.Context, recs []abi.Record) error
 		if err := w.fireAll(ctx); err != nil {
 			return err
 		}
-		if err := w.out.flushIfFull(ctx); err != nil {
+		if err := w.out.FlushIfFull(ctx); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 	"wasmstream.io/platform/watermark"
 )
@@ -53,8 +54,7 @@ func newWindowState(keyed *state.Keyed, states int, wp *windowPlan) *windowState
 	if wp.processing {
 		s.domain, s.lateness = abi.ProcessingTime, 0
 	}
-	s.env.keyed = keyed
-	s.env.cur = -1
+	s.env.KeyedEnv = operator.NewKeyedEnv(keyed, nil)
 	s.purge = s.clearWindow
 	return s
 }
@@ -68,13 +68,13 @@ func (s *windowState) prepare(fs []firing) {
 }
 
 // begin starts a frame's groups.
-func (s *windowState) begin() { s.env.begin() }
+func (s *windowState) begin() { s.env.Begin() }
 
 // add declares firing i of the prepared ones as the frame's next group and
 // notes when its state is to be cleared.
 func (s *windowState) add(i int, fr *firing) {
 	ns := s.spaces[i*windowNamespaceLen : (i+1)*windowNamespaceLen : (i+1)*windowNamespaceLen]
-	s.env.add(fr.key, ns)
+	s.env.Add(fr.key, ns)
 	s.cleanup.Register(s.domain, fr.end-1+s.lateness, fr.key, ns)
 }
 
@@ -129,7 +129,7 @@ var errWindowTimers = errors.New("window_process functions have no timers (as Fl
 // windowEnv is the env of window_process calls: keyed state scoped to each
 // group's key and window, and no timers.
 type windowEnv struct {
-	keyedEnv
+	operator.KeyedEnv
 }
 
 func (e *windowEnv) RegisterTimer(abi.TimeDomain, int64) error { return errWindowTimers }

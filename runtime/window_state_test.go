@@ -27,7 +27,7 @@ func statefulWindow(t *testing.T, backend string, wp windowPlan, module, fn stri
 // windowStateFunc makes the window function of function fn of udfs/<module>
 // with per-window state in backend, for subtask i of p, with at most
 // maxGroups groups per call. Closing the operator closes the state.
-func windowStateFunc(tb testing.TB, backend string, wp *windowPlan, module, fn string, p, i, maxGroups int) func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
+func windowStateFunc(tb testing.TB, backend string, wp *windowPlan, module, fn string, p, i, maxGroups int) func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 	tb.Helper()
 	mod := windowModule(tb, module)
 	descs, err := stateDescriptors(mod.Description, nil)
@@ -43,7 +43,7 @@ func windowStateFunc(tb testing.TB, backend string, wp *windowPlan, module, fn s
 		tb.Fatal(err)
 	}
 	st := newWindowState(keyed, len(descs), wp)
-	return func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
+	return func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 		f := udfWindowFuncGroups(tb, mod, fn, maxGroups)(w, out, policy).(*udfProcessFunc)
 		f.state, f.call.state, f.call.gc.Env, w.state = st, st, &st.env, st
 		return f
@@ -242,10 +242,10 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := blobs[0].write(ctx, &buf); err != nil {
+			if err := blobs[0].Write(ctx, &buf); err != nil {
 				t.Fatal(err)
 			}
-			blobs[0].release()
+			blobs[0].Release()
 			for _, p := range []int{1, 3} {
 				got := 0
 				for i := 0; i < p; i++ {

@@ -63,10 +63,10 @@ func (st windowStep) apply(ctx context.Context, s operator.Stage) error {
 
 // testWindow builds a window operator with a built-in aggregate, or fn,
 // writing its results to out and its late records to late (when not nil).
-func testWindow(wp *windowPlan, fn func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
+func testWindow(wp *windowPlan, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	wo := &windowOut{max: 4, next: out}
+	wo := &operator.Out{Max: 4, Next: out}
 	var lateStage operator.Stage
 	if late != nil {
 		lateStage = late

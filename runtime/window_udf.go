@@ -15,7 +15,7 @@ type udfAccFunc struct {
 	reduce bool
 	call   *windowCall
 	store  windowContents
-	out    *windowOut
+	out    *operator.Out
 	policy *operator.ErrorPolicy
 	// wm is the operator's watermark, sent in frames.
 	wm *int64
@@ -217,10 +217,10 @@ func (f *udfAccFunc) fire(ctx context.Context, fs []firing) error {
 			g := &f.groups[i]
 			if !g.failed && len(g.accs) == 1 {
 				a := g.accs[0]
-				f.out.emit(g.key, f.arena[a.off:a.off+a.n], g.end-1, nil)
+				f.out.Emit(g.key, f.arena[a.off:a.off+a.n], g.end-1, nil)
 			}
 		}
-		return f.out.flushIfFull(ctx)
+		return f.out.FlushIfFull(ctx)
 	}
 	// Groups without an accumulator (every add failed) have no result.
 	live := f.groups[:0]
@@ -240,7 +240,7 @@ func (f *udfAccFunc) fire(ctx context.Context, fs []firing) error {
 			f.call.gc.Add(&head, nil)
 		},
 		record: func(i int, e *abi.Entry) error {
-			f.out.emitEntry(e, f.groups[i].key, f.groups[i].end)
+			f.out.EmitEntry(e, f.groups[i].key, f.groups[i].end)
 			return nil
 		},
 		failed: func(i int, err error) error {
@@ -259,7 +259,7 @@ func (f *udfAccFunc) close(ctx context.Context) error { return f.call.gc.Guest.C
 type udfProcessFunc struct {
 	call   *windowCall
 	store  windowContents
-	out    *windowOut
+	out    *operator.Out
 	policy *operator.ErrorPolicy
 	wm     *int64
 	// state is the per-window state; nil when the module declares none.
@@ -311,7 +311,7 @@ func (f *udfProcessFunc) fire(ctx context.Context, fs []firing) error {
 			}
 		},
 		record: func(i int, e *abi.Entry) error {
-			f.out.emitEntry(e, f.fs[i].key, f.fs[i].end)
+			f.out.EmitEntry(e, f.fs[i].key, f.fs[i].end)
 			return nil
 		},
 		failed: func(i int, err error) error {

@@ -45,15 +45,15 @@ func windowModule(t testing.TB, name string) *host.Module {
 }
 
 // udfWindowFunc makes the window function of a module function for testWindow.
-func udfWindowFunc(t testing.TB, mod *host.Module, function string) func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
+func udfWindowFunc(t testing.TB, mod *host.Module, function string) func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 	return udfWindowFuncGroups(t, mod, function, 3)
 }
 
 // udfWindowFuncGroups is udfWindowFunc with at most maxGroups groups per
 // call: small in tests, to exercise frames split across calls; the job's
 // batch size in benchmarks, as the runtime does.
-func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGroups int) func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
-	return func(w *windowOp, out *windowOut, policy *operator.ErrorPolicy) windowFunc {
+func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGroups int) func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
+	return func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 		i := mod.Description.Lookup(function)
 		if i < 0 {
 			t.Fatalf("no function %s", function)

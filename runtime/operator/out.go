@@ -1,4 +1,4 @@
-package runtime
+package operator
 
 import (
 	"context"
@@ -6,45 +6,44 @@ import (
 	"unicode/utf8"
 
 	"wasmstream.io/platform/abi"
-	"wasmstream.io/platform/runtime/operator"
 )
 
-// windowOut collects a window operator's results, copied, and passes them on
+// Out collects a window operator's results, copied, and passes them on
 // in batches.
-type windowOut struct {
-	batch abi.Batch
-	max   int
-	next  operator.Stage
+type Out struct {
+	Batch abi.Batch
+	Max   int
+	Next  Stage
 	// scratch formats built-in results.
 	scratch []byte
 }
 
-// emit copies a result; flushIfFull or flush pass results on.
-func (o *windowOut) emit(key, value []byte, ts int64, headers []abi.Header) {
-	o.batch.AppendParts(key, value, ts, headers)
+// Emit copies a result; flushIfFull or flush pass results on.
+func (o *Out) Emit(key, value []byte, ts int64, headers []abi.Header) {
+	o.Batch.AppendParts(key, value, ts, headers)
 }
 
-// flushIfFull passes the results on once there is a batch of them.
-func (o *windowOut) flushIfFull(ctx context.Context) error {
-	if o.batch.Len() >= o.max {
-		return o.flush(ctx)
+// FlushIfFull passes the results on once there is a batch of them.
+func (o *Out) FlushIfFull(ctx context.Context) error {
+	if o.Batch.Len() >= o.Max {
+		return o.Flush(ctx)
 	}
 	return nil
 }
 
-// flush passes the collected results on.
-func (o *windowOut) flush(ctx context.Context) error {
-	if o.batch.Len() == 0 {
+// Flush passes the collected results on.
+func (o *Out) Flush(ctx context.Context) error {
+	if o.Batch.Len() == 0 {
 		return nil
 	}
-	err := o.next.Process(ctx, o.batch.Records)
-	o.batch.Reset()
+	err := o.Next.Process(ctx, o.Batch.Records)
+	o.Batch.Reset()
 	return err
 }
 
-// emitEntry emits a TagRecord entry of a grouped call: fields it does not
+// EmitEntry emits a TagRecord entry of a grouped call: fields it does not
 // set are inherited, the key from the group and the timestamp window_end - 1.
-func (o *windowOut) emitEntry(e *abi.Entry, key []byte, end int64) {
+func (o *Out) EmitEntry(e *abi.Entry, key []byte, end int64) {
 	ts := end - 1
 	if e.Flags&abi.HasKey != 0 {
 		key = e.Key
@@ -56,14 +55,14 @@ func (o *windowOut) emitEntry(e *abi.Entry, key []byte, end int64) {
 	if e.Flags&abi.HasHeaders != 0 {
 		hs = e.Headers
 	}
-	o.emit(key, e.Value, ts, hs)
+	o.Emit(key, e.Value, ts, hs)
 }
 
-// emitBuiltin emits a built-in aggregate's result:
+// EmitBuiltin emits a built-in aggregate's result:
 // {"key": "...", "window_start": ms, "window_end": ms, "value": n}.
-func (o *windowOut) emitBuiltin(key []byte, start, end int64, value []byte) {
+func (o *Out) EmitBuiltin(key []byte, start, end int64, value []byte) {
 	b := append(o.scratch[:0], `{"key":`...)
-	b = appendJSONString(b, key)
+	b = AppendJSONString(b, key)
 	b = append(b, `,"window_start":`...)
 	b = strconv.AppendInt(b, start, 10)
 	b = append(b, `,"window_end":`...)
@@ -72,11 +71,11 @@ func (o *windowOut) emitBuiltin(key []byte, start, end int64, value []byte) {
 	b = append(b, value...)
 	b = append(b, '}')
 	o.scratch = b
-	o.emit(key, b, end-1, nil)
+	o.Emit(key, b, end-1, nil)
 }
 
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b, s []byte) []byte {
+// AppendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+func AppendJSONString(b, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {

@@ -1,4 +1,4 @@
-package runtime
+package operator
 
 import (
 	"errors"
@@ -11,13 +11,13 @@ import (
 // errNoField reports a JSON value without the requested top-level field.
 var errNoField = errors.New("field not found")
 
-// jsonField finds the top-level field name in the JSON object data without
+// JSONField finds the top-level field name in the JSON object data without
 // decoding the rest, and returns its value: a string's unescaped contents
 // (appended to scratch when it has escapes, else a view of data), or the raw
 // text of any other value. It is how the host reads key_by.field and
 // timestamp.field without a UDF, so it never allocates for plain strings and
 // numbers.
-func jsonField(data []byte, name string, scratch []byte) (value []byte, isString bool, err error) {
+func JSONField(data []byte, name string, scratch []byte) (value []byte, isString bool, err error) {
 	s := jsonScanner{data: data}
 	s.space()
 	if !s.consume('{') {
@@ -265,10 +265,10 @@ func hexRune(b []byte) (r rune, n int, err error) {
 	return r, 4, nil
 }
 
-// parseTimestamp reads an event time in milliseconds from a JSON field value:
+// ParseTimestamp reads an event time in milliseconds from a JSON field value:
 // an integer number of milliseconds (a fraction is truncated), or an RFC 3339
 // string.
-func parseTimestamp(v []byte, isString bool) (int64, error) {
+func ParseTimestamp(v []byte, isString bool) (int64, error) {
 	if isString {
 		t, err := time.Parse(time.RFC3339Nano, string(v))
 		if err != nil {
@@ -276,7 +276,7 @@ func parseTimestamp(v []byte, isString bool) (int64, error) {
 		}
 		return t.UnixMilli(), nil
 	}
-	if n, ok := parseInt(v); ok {
+	if n, ok := ParseInt(v); ok {
 		return n, nil
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
@@ -286,9 +286,9 @@ func parseTimestamp(v []byte, isString bool) (int64, error) {
 	return int64(f), nil
 }
 
-// parseInt parses a decimal integer without allocating; ok is false for
+// ParseInt parses a decimal integer without allocating; ok is false for
 // anything else, including overflow.
-func parseInt(b []byte) (n int64, ok bool) {
+func ParseInt(b []byte) (n int64, ok bool) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]

@@ -1,4 +1,4 @@
-package runtime
+package operator
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestJSONField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.data, func(t *testing.T) {
-			got, isString, err := jsonField([]byte(tt.data), tt.field, nil)
+			got, isString, err := JSONField([]byte(tt.data), tt.field, nil)
 			switch {
 			case tt.missing:
 				if !errors.Is(err, errNoField) {
@@ -70,7 +70,7 @@ func TestParseTimestamp(t *testing.T) {
 		{v: "true", err: true},
 	}
 	for _, tt := range tests {
-		got, err := parseTimestamp([]byte(tt.v), tt.isString)
+		got, err := ParseTimestamp([]byte(tt.v), tt.isString)
 		if (err != nil) != tt.err || got != tt.want {
 			t.Errorf("parseTimestamp(%q) = %d, %v; want %d, err %v", tt.v, got, err, tt.want, tt.err)
 		}
@@ -80,14 +80,14 @@ func TestParseTimestamp(t *testing.T) {
 func TestJSONFieldAllocatesNothingForPlainValues(t *testing.T) {
 	data := []byte(`{"page":"/p1","user":"u42","amount":17,"ts":1700000000000}`)
 	allocs := testing.AllocsPerRun(100, func() {
-		v, s, err := jsonField(data, "ts", nil)
+		v, s, err := JSONField(data, "ts", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := parseTimestamp(v, s); err != nil {
+		if _, err := ParseTimestamp(v, s); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := jsonField(data, "user", nil); err != nil {
+		if _, _, err := JSONField(data, "user", nil); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -110,7 +110,7 @@ func FuzzJSONField(f *testing.F) {
 		if !isObject {
 			return
 		}
-		got, isString, err := jsonField(data, "user", nil)
+		got, isString, err := JSONField(data, "user", nil)
 		if !found {
 			if err == nil {
 				t.Fatalf("found %q in an object without the field", got)
