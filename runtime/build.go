@@ -17,7 +17,7 @@ import (
 // builder turns a plan into tasks: one per chain head and subtask.
 type builder struct {
 	j     *job
-	edges map[*edge]*exchange.Edge
+	edges map[*Edge]*exchange.Edge
 	// budget bounds the memory of the job's keyed state (state.go).
 	budget *state.Budget
 	// run is the run's checkpointing, nil when the job takes no
@@ -29,12 +29,12 @@ type builder struct {
 // build creates every task of the job, restoring their state from restore
 // (when not nil). On failure it releases what it made.
 func (j *job) build(ctx context.Context, run *checkpointRun, restore *restoreSet) (tasks []*task, err error) {
-	b := &builder{j: j, edges: map[*edge]*exchange.Edge{}, run: run, restore: restore}
-	cfg := exchange.Config{BufferTimeout: j.plan.job.BufferTimeout.Duration}
-	for _, v := range j.plan.vertices {
-		for _, e := range v.out {
-			if !e.chained() {
-				b.edges[e] = exchange.NewEdge(cfg, e.from.parallelism, e.to.parallelism)
+	b := &builder{j: j, edges: map[*Edge]*exchange.Edge{}, run: run, restore: restore}
+	cfg := exchange.Config{BufferTimeout: j.plan.Job.BufferTimeout.Duration}
+	for _, v := range j.plan.Vertices {
+		for _, e := range v.Out {
+			if !e.Chained() {
+				b.edges[e] = exchange.NewEdge(cfg, e.From.Parallelism, e.To.Parallelism)
 			}
 		}
 	}
@@ -46,17 +46,17 @@ func (j *job) build(ctx context.Context, run *checkpointRun, restore *restoreSet
 			tasks = nil
 		}
 	}()
-	for _, v := range j.plan.vertices {
-		if len(v.in) == 1 && v.in[0].chained() {
+	for _, v := range j.plan.Vertices {
+		if len(v.In) == 1 && v.In[0].Chained() {
 			continue
 		}
-		for i := 0; i < v.parallelism; i++ {
+		for i := 0; i < v.Parallelism; i++ {
 			t, err := b.task(ctx, v, i)
 			if t != nil {
 				tasks = append(tasks, t)
 			}
 			if err != nil {
-				return tasks, fmt.Errorf("task %s[%d]: %w", v.id, i, err)
+				return tasks, fmt.Errorf("task %s[%d]: %w", v.ID, i, err)
 			}
 		}
 	}
@@ -65,9 +65,9 @@ func (j *job) build(ctx context.Context, run *checkpointRun, restore *restoreSet
 
 // task builds subtask i of the chain headed by v. It returns the task even on
 // error so that the caller can release what was made.
-func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
-	job := b.j.plan.job
-	t := &task{name: v.id, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.log.With("vertex", v.id, "subtask", i)}
+func (b *builder) task(ctx context.Context, v *Vertex, i int) (*task, error) {
+	job := b.j.plan.Job
+	t := &task{name: v.ID, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.log.With("vertex", v.ID, "subtask", i)}
 	b.checkpointTask(t, v)
 	if job.OnUDFError == operator.OnErrorDeadLetter {
 		sink, err := connector.NewJetStreamSink(ctx, b.j.mgr.cfg.JetStream, connector.JetStreamSinkConfig{Subject: job.DeadLetter})
@@ -81,7 +81,7 @@ func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
 	if err != nil {
 		return t, err
 	}
-	if v.source != nil {
+	if v.Source != nil {
 		t.source, err = b.source(ctx, v, i)
 		if err == nil {
 			t.sourceSplits()
@@ -91,7 +91,7 @@ func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
 		return t, err
 	}
 	var channels [][]*exchange.InputChannel
-	for _, e := range v.in {
+	for _, e := range v.In {
 		channels = append(channels, b.edges[e].Channels(i))
 	}
 	t.gate = exchange.NewGate(exchange.Config{BufferTimeout: job.BufferTimeout.Duration}, channels...)
@@ -99,18 +99,18 @@ func (b *builder) task(ctx context.Context, v *vertex, i int) (*task, error) {
 	return t, nil
 }
 
-func (b *builder) source(ctx context.Context, v *vertex, i int) (connector.Source, error) {
-	s := v.source
+func (b *builder) source(ctx context.Context, v *Vertex, i int) (connector.Source, error) {
+	s := v.Source
 	if s.Generator != nil {
 		return b.generator(ctx, v, i)
 	}
 	js := b.j.mgr.cfg.JetStream
 	cfg := connector.JetStreamSourceConfig{
 		Stream: s.JetStream.Stream, Subjects: s.JetStream.Subjects, Bounded: s.JetStream.Bounded,
-		Subtask: i, Parallelism: v.parallelism,
+		Subtask: i, Parallelism: v.Parallelism,
 	}
 	if cfg.Bounded {
-		end, err := b.j.boundedEnd(v.id, func() (map[string]uint64, error) {
+		end, err := b.j.boundedEnd(v.ID, func() (map[string]uint64, error) {
 			return connector.BoundedEnd(ctx, js, cfg.Stream, cfg.Subjects)
 		})
 		if err != nil {
@@ -133,38 +133,38 @@ func (b *builder) source(ctx context.Context, v *vertex, i int) (connector.Sourc
 
 // vertexStage builds the stages of vertex v in subtask i, followed by
 // whatever consumes its output.
-func (b *builder) vertexStage(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
-	c := b.j.counters[v.id][i]
+func (b *builder) vertexStage(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
+	c := b.j.counters[v.ID][i]
 	t.stats.vertices = append(t.stats.vertices, b.vertexClock(v, i))
-	policy := b.policy(t, v.id, c)
+	policy := b.policy(t, v.ID, c)
 	out, err := b.outputs(ctx, t, v, i)
 	if err != nil {
 		return nil, err
 	}
 	var s operator.Stage = &operator.Meter{Count: &c.out, Watermark: &c.watermark, Next: out}
 	switch {
-	case v.source != nil:
+	case v.Source != nil:
 		s = b.sourceStages(t, v, i, policy, s)
-	case v.sink != nil:
+	case v.Sink != nil:
 		sink, err := b.sink(ctx, t, v, i)
 		if err != nil {
 			return nil, err
 		}
-		s = throttled(v.sink.Throttle, v.parallelism, &operator.Meter{Count: &c.out, Watermark: &c.watermark, Next: sink})
-	case v.kind == string(abi.KindProcess):
+		s = throttled(v.Sink.Throttle, v.Parallelism, &operator.Meter{Count: &c.out, Watermark: &c.watermark, Next: sink})
+	case v.Kind == string(abi.KindProcess):
 		if s, err = b.processStage(t, v, i, policy, s); err != nil {
 			return nil, errors.Join(err, out.Close(ctx))
 		}
-	case v.join != nil:
+	case v.Join != nil:
 		if s, err = b.joinStage(ctx, t, v, i, c, policy, s); err != nil {
 			return nil, errors.Join(err, out.Close(ctx))
 		}
-	case v.win != nil:
+	case v.Window != nil:
 		if s, err = b.windowStage(ctx, t, v, i, c, policy, s); err != nil {
 			return nil, errors.Join(err, out.Close(ctx))
 		}
 	default:
-		s = b.wasmStage(t, v.id, i, v.fn, abi.Kind(v.kind), policy, s)
+		s = b.wasmStage(t, v.ID, i, v.Fn, abi.Kind(v.Kind), policy, s)
 	}
 	if err := b.checkpointStage(ctx, t, v, i, s); err != nil {
 		return nil, errors.Join(err, s.Close(ctx))
@@ -172,14 +172,14 @@ func (b *builder) vertexStage(ctx context.Context, t *task, v *vertex, i int) (o
 	return &inMeter{c: c, next: s}, nil
 }
 
-func (b *builder) sink(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
-	if v.sink.Discard {
+func (b *builder) sink(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
+	if v.Sink.Discard {
 		return operator.Discard{}, nil
 	}
 	if b.run != nil && b.run.exactlyOnce {
 		return b.txSink(ctx, t, v, i)
 	}
-	js := v.sink.JetStream
+	js := v.Sink.JetStream
 	sink, err := connector.NewJetStreamSink(ctx, b.j.mgr.cfg.JetStream, connector.JetStreamSinkConfig{Subject: js.Subject, MaxInFlight: js.MaxInFlight})
 	if err != nil {
 		return nil, err
@@ -189,14 +189,14 @@ func (b *builder) sink(ctx context.Context, t *task, v *vertex, i int) (operator
 
 // outputs builds what follows vertex v: chained vertices called directly, and
 // exchange writers (after key selection for hash edges) for the others.
-func (b *builder) outputs(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
+func (b *builder) outputs(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
 	var outs operator.Fanout
-	for _, e := range v.out {
-		if e.late {
+	for _, e := range v.Out {
+		if e.Late {
 			continue
 		}
-		if e.chained() {
-			s, err := b.vertexStage(ctx, t, e.to, i)
+		if e.Chained() {
+			s, err := b.vertexStage(ctx, t, e.To, i)
 			if err != nil {
 				return nil, errors.Join(err, outs.Close(ctx))
 			}
@@ -205,13 +205,13 @@ func (b *builder) outputs(ctx context.Context, t *task, v *vertex, i int) (opera
 		}
 		w := b.edges[e].Writer(i)
 		t.writers = append(t.writers, w)
-		var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.ship == shipBroadcast, channels: e.to.parallelism}
-		if e.ship == shipHash {
-			policy := b.policy(t, e.to.id, b.j.counters[v.id][i])
-			if e.keyFn != nil {
-				s = b.wasmStage(t, e.to.id, i, e.keyFn, abi.KindKey, policy, s)
+		var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.Ship == ShipBroadcast, channels: e.To.Parallelism}
+		if e.Ship == ShipHash {
+			policy := b.policy(t, e.To.ID, b.j.counters[v.ID][i])
+			if e.KeyFn != nil {
+				s = b.wasmStage(t, e.To.ID, i, e.KeyFn, abi.KindKey, policy, s)
 			} else {
-				s = &fieldExtract{field: e.keyField, policy: policy, next: s}
+				s = &fieldExtract{field: e.KeyField, policy: policy, next: s}
 			}
 		}
 		outs = append(outs, s)
@@ -225,30 +225,30 @@ func (b *builder) outputs(ctx context.Context, t *task, v *vertex, i int) (opera
 	return outs, nil
 }
 
-func (b *builder) partitioner(e *edge, producer int) exchange.Partitioner {
-	switch e.ship {
-	case shipHash:
-		return exchange.NewKeyGroups(b.j.plan.job.MaxParallelism, e.to.parallelism)
-	case shipRebalance:
-		return exchange.NewRebalance(e.to.parallelism, producer)
+func (b *builder) partitioner(e *Edge, producer int) exchange.Partitioner {
+	switch e.Ship {
+	case ShipHash:
+		return exchange.NewKeyGroups(b.j.plan.Job.MaxParallelism, e.To.Parallelism)
+	case ShipRebalance:
+		return exchange.NewRebalance(e.To.Parallelism, producer)
 	}
 	return exchange.Forward(producer)
 }
 
 func (b *builder) policy(t *task, vertexID string, c *counters) *operator.ErrorPolicy {
 	log := b.j.log.With("vertex", vertexID, "subtask", t.subtask)
-	return &operator.ErrorPolicy{Mode: b.j.plan.job.OnUDFError, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
+	return &operator.ErrorPolicy{Mode: b.j.plan.Job.OnUDFError, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
 }
 
-func (b *builder) wasmStage(t *task, vertexID string, i int, f *funcRef, kind abi.Kind, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
-	limits := b.j.plan.job.UDF
+func (b *builder) wasmStage(t *task, vertexID string, i int, f *Func, kind abi.Kind, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+	limits := b.j.plan.Job.UDF
 	pool := f.module.mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},
 	})
 	return &wasmOp{
-		kind: kind, module: f.module.id, function: f.name, fn: f.index, pool: t.stats.meter(vertexID, f.name, pool),
+		kind: kind, module: f.module.id, function: f.Function, fn: f.Index, pool: t.stats.meter(vertexID, f.Function, pool),
 		batchSize: limits.BatchSize, policy: policy, next: next,
 	}
 }

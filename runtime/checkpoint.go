@@ -148,8 +148,8 @@ func findCheckpoint(ctx context.Context, s checkpoint.Store, job string, id int6
 }
 
 // newCheckpoints sets up checkpointing for a job whose spec asks for it.
-func (m *Manager) newCheckpoints(p *plan, from *savepointRef, allowNonRestored bool) (*jobCheckpoints, error) {
-	cfg := p.job.Checkpoint
+func (m *Manager) newCheckpoints(p *Plan, from *savepointRef, allowNonRestored bool) (*jobCheckpoints, error) {
+	cfg := p.Job.Checkpoint
 	if cfg == nil {
 		if from != nil {
 			return nil, fmt.Errorf("%w: from_savepoint: %w", ErrInvalidJob, ErrNoCheckpoints)

@@ -12,9 +12,9 @@ import (
 
 // checkpointTask gives a task its side of checkpointing when the job takes
 // checkpoints; checkpointGate sizes its aligner once its gate exists.
-func (b *builder) checkpointTask(t *task, v *vertex) {
+func (b *builder) checkpointTask(t *task, v *Vertex) {
 	if b.run != nil {
-		t.cp = newTaskCheckpoint(b.run, taskID(t), v.source != nil)
+		t.cp = newTaskCheckpoint(b.run, taskID(t), v.Source != nil)
 		t.cp.restore = b.restore
 	}
 }
@@ -27,26 +27,26 @@ func (b *builder) checkpointGate(t *task) {
 
 // checkpointSource makes a source subtask's positions part of its task's
 // checkpoints.
-func (b *builder) checkpointSource(t *task, v *vertex, i int) {
+func (b *builder) checkpointSource(t *task, v *Vertex, i int) {
 	if t.cp == nil {
 		return
 	}
 	if p, ok := t.source.(positioned); ok {
-		t.cp.add(&sourcePart{name: blobName(blobPositions, v.id, i), src: p})
+		t.cp.add(&sourcePart{name: blobName(blobPositions, v.ID, i), src: p})
 	}
 }
 
 // startPositions are where a JetStream source resumes: the restored
 // checkpoint's positions of every filter, checked against the stream.
-func (b *builder) startPositions(ctx context.Context, v *vertex, stream string) (map[string]uint64, error) {
+func (b *builder) startPositions(ctx context.Context, v *Vertex, stream string) (map[string]uint64, error) {
 	if b.restore == nil {
 		return nil, nil
 	}
-	pos, err := b.restore.positions(ctx, v.id)
+	pos, err := b.restore.positions(ctx, v.ID)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.restore.checkPositions(ctx, b.j.mgr.cfg.JetStream, v.id, stream, pos); err != nil {
+	if err := b.restore.checkPositions(ctx, b.j.mgr.cfg.JetStream, v.ID, stream, pos); err != nil {
 		return nil, err
 	}
 	return pos, nil
@@ -54,7 +54,7 @@ func (b *builder) startPositions(ctx context.Context, v *vertex, stream string) 
 
 // checkpointStage makes a stateful stage of vertex v part of its task's
 // checkpoints and restores its state.
-func (b *builder) checkpointStage(ctx context.Context, t *task, v *vertex, i int, s operator.Stage) error {
+func (b *builder) checkpointStage(ctx context.Context, t *task, v *Vertex, i int, s operator.Stage) error {
 	if t.cp == nil {
 		return nil
 	}
@@ -64,16 +64,16 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *vertex, i int
 		}
 	}
 	if w, ok := s.(*windowOp); ok {
-		t.cp.add(&windowPart{name: blobName(blobWindow, v.id, i), op: w})
+		t.cp.add(&windowPart{name: blobName(blobWindow, v.ID, i), op: w})
 		if b.restore == nil {
 			return nil
 		}
-		srcs, err := b.restore.readers(ctx, blobWindow, v.id)
+		srcs, err := b.restore.readers(ctx, blobWindow, v.ID)
 		if err != nil {
 			return err
 		}
-		job := b.j.plan.job
-		if err := w.restore(ctx, srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.parallelism, i)); err != nil {
+		job := b.j.plan.Job
+		if err := w.restore(ctx, srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.Parallelism, i)); err != nil {
 			return b.restore.fail(err)
 		}
 		return nil
@@ -82,12 +82,12 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *vertex, i int
 		return b.checkpointJoin(ctx, t, v, i, j)
 	}
 	if op, ok := s.(*processOp); ok {
-		name := blobName(blobKeyed, v.id, i)
+		name := blobName(blobKeyed, v.ID, i)
 		t.cp.add(&processPart{name: name, op: op})
 		if b.restore == nil {
 			return nil
 		}
-		srcs, err := b.restore.readers(ctx, blobKeyed, v.id)
+		srcs, err := b.restore.readers(ctx, blobKeyed, v.ID)
 		if err != nil {
 			return err
 		}
@@ -100,29 +100,29 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *vertex, i int
 
 // txSink builds subtask i of an exactly-once JetStream sink, committing the
 // epochs the restored checkpoint holds before the task starts.
-func (b *builder) txSink(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
-	js := v.sink.JetStream
+func (b *builder) txSink(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
+	js := v.Sink.JetStream
 	sink, err := connector.NewTxSink(ctx, b.j.mgr.cfg.JetStream, connector.TxSinkConfig{
-		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.id, v.id, i), MaxInFlight: js.MaxInFlight,
+		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.id, v.ID, i), MaxInFlight: js.MaxInFlight,
 		SpillDir: b.spillDir(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	s := &txSinkStage{name: blobName(blobSink, v.id, i), sink: sink}
+	s := &txSinkStage{name: blobName(blobSink, v.ID, i), sink: sink}
 	t.cp.add(s)
 	if b.restore == nil {
 		return s, nil
 	}
-	epochs, err := b.restore.epochs(ctx, v.id, i, v.parallelism)
+	epochs, err := b.restore.epochs(ctx, v.ID, i, v.Parallelism)
 	if err == nil && len(epochs) > 0 {
 		var st connector.RecoverStats
 		st, err = sink.Recover(ctx, epochs, b.restore.restoredAt())
-		b.j.log.Info("sink recovered staged output", "vertex", v.id, "subtask", i, "epochs", st.Epochs,
+		b.j.log.Info("sink recovered staged output", "vertex", v.ID, "subtask", i, "epochs", st.Epochs,
 			"published", st.Published, "skipped", st.Skipped, "read_back", st.ReadBack)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sink %s: recover staged output: %w", v.id, err)
+		return nil, fmt.Errorf("sink %s: recover staged output: %w", v.ID, err)
 	}
 	return s, nil
 }

@@ -10,16 +10,16 @@ import (
 // the restored checkpoint's positions. The splits are the job's key groups
 // in number, which no parallelism exceeds, so positions carry over when the
 // parallelism changes.
-func (b *builder) generator(ctx context.Context, v *vertex, i int) (connector.Source, error) {
-	g := v.source.Generator
+func (b *builder) generator(ctx context.Context, v *Vertex, i int) (connector.Source, error) {
+	g := v.Source.Generator
 	cfg := connector.GeneratorConfig{
 		Kind: g.Kind, Rate: g.Rate, Count: g.Count, Keys: g.Keys,
-		Subtask: i, Parallelism: v.parallelism, Splits: b.j.plan.job.MaxParallelism,
+		Subtask: i, Parallelism: v.Parallelism, Splits: b.j.plan.Job.MaxParallelism,
 	}
 	if b.restore == nil {
 		return connector.NewGenerator(cfg)
 	}
-	start, err := b.restore.positions(ctx, v.id)
+	start, err := b.restore.positions(ctx, v.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -146,17 +146,17 @@ func readJoinSnapshot(d *operator.Decoder, rec func(side int, key []byte, ts int
 
 // checkpointJoin makes an interval join part of its task's checkpoints and
 // restores its buffers.
-func (b *builder) checkpointJoin(ctx context.Context, t *task, v *vertex, i int, j *intervalJoin) error {
-	t.cp.add(&joinPart{name: blobName(blobJoin, v.id, i), op: j})
+func (b *builder) checkpointJoin(ctx context.Context, t *task, v *Vertex, i int, j *intervalJoin) error {
+	t.cp.add(&joinPart{name: blobName(blobJoin, v.ID, i), op: j})
 	if b.restore == nil {
 		return nil
 	}
-	srcs, err := b.restore.readers(ctx, blobJoin, v.id)
+	srcs, err := b.restore.readers(ctx, blobJoin, v.ID)
 	if err != nil {
 		return err
 	}
-	job := b.j.plan.job
-	if err := j.restore(srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.parallelism, i)); err != nil {
+	job := b.j.plan.Job
+	if err := j.restore(srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.Parallelism, i)); err != nil {
 		return b.restore.fail(err)
 	}
 	return nil

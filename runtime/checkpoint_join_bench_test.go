@@ -12,8 +12,8 @@ import (
 
 // benchJoinState is an interval join holding 100,000 records of each side
 // over 10,000 keys, with values like BenchmarkJoinInterval's.
-func benchJoinState(b *testing.B) (*joinPlan, *intervalJoin) {
-	plan := &joinPlan{interval: true, lower: -1 << 40, upper: 1 << 40}
+func benchJoinState(b *testing.B) (*Join, *intervalJoin) {
+	plan := &Join{Interval: true, Lower: -1 << 40, Upper: 1 << 40}
 	j := newIntervalJoin("join", plan, &joinInputs{split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &countSink{}}, nil)
 	value := []byte(`{"page":"/p","amount":123}`)
 	for side := range 2 {

@@ -15,7 +15,7 @@ var ErrNoSuchSavepoint = errors.New("no such savepoint")
 
 // prepareCheckpoints sets up a job's checkpointing, checking the savepoint
 // it starts from.
-func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan, from string, allowNonRestored bool) (*jobCheckpoints, error) {
+func (m *Manager) prepareCheckpoints(ctx context.Context, p *Plan, from string, allowNonRestored bool) (*jobCheckpoints, error) {
 	var ref *savepointRef
 	if from != "" {
 		r, err := parseSavepointRef(from)
@@ -45,18 +45,18 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan, from string, 
 // checkpointWarnings says what an exactly-once job's sink streams imply:
 // a duplicate window shorter than a recovery can take makes recovery read
 // the sink subject back to fence interrupted commits.
-func (m *Manager) checkpointWarnings(ctx context.Context, p *plan) []string {
-	c := p.job.Checkpoint
+func (m *Manager) checkpointWarnings(ctx context.Context, p *Plan) []string {
+	c := p.Job.Checkpoint
 	if c == nil || c.Mode != modeExactlyOnce || m.cfg.JetStream == nil {
 		return nil
 	}
-	policy := newRestartPolicy(p.job.Restart)
+	policy := newRestartPolicy(p.Job.Restart)
 	bound := policy.delay
 	if policy.strategy == restartExponential {
 		bound = policy.maxDelay
 	}
 	var out []string
-	for i, s := range p.job.Sinks {
+	for i, s := range p.Job.Sinks {
 		if s.JetStream == nil {
 			continue
 		}

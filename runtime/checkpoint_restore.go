@@ -94,7 +94,7 @@ func (r *restoreSet) readers(ctx context.Context, kind, vertex string) ([]io.Rea
 // check matches the checkpoint's operators with the plan's: each blob must
 // belong to a vertex of the same kind, unless a savepoint allows state to
 // be left behind.
-func (r *restoreSet) check(p *plan) error {
+func (r *restoreSet) check(p *Plan) error {
 	var problems []string
 	for name := range r.meta.Blobs {
 		parts := strings.Split(name, "~")
@@ -103,9 +103,9 @@ func (r *restoreSet) check(p *plan) error {
 		}
 		kind, vertex := parts[0], parts[1]
 		v, ok := p.byID[vertex]
-		fits := ok && (kind == blobPositions && v.source != nil || kind == blobSink && v.sink != nil ||
-			kind == blobKeyed && v.kind == "process" || kind == blobWindow && v.win != nil ||
-			kind == blobJoin && v.join != nil && v.join.interval || kind == blobWatermark && v.source != nil ||
+		fits := ok && (kind == blobPositions && v.Source != nil || kind == blobSink && v.Sink != nil ||
+			kind == blobKeyed && v.Kind == "process" || kind == blobWindow && v.Window != nil ||
+			kind == blobJoin && v.Join != nil && v.Join.Interval || kind == blobWatermark && v.Source != nil ||
 			kind == blobInFlight)
 		if fits || r.allowNonRestored {
 			continue

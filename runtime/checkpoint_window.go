@@ -106,7 +106,7 @@ func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 	}
 	var (
 		wm, lastTick int64 = math.MinInt64, math.MinInt64
-		typ                = w.plan.typ
+		typ                = w.plan.Type
 	)
 	decoded := make([]*operator.Decoder, 0, len(srcs))
 	var states []io.Reader
@@ -130,7 +130,7 @@ func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 		for n := d.U32(); n > 0 && d.Err == nil; n-- {
 			key := d.Bytes()
 			fired, arrived := d.I64(), d.I64()
-			keep := w.plan.all || rng.Contains(state.KeyGroup(key, maxP))
+			keep := w.plan.All || rng.Contains(state.KeyGroup(key, maxP))
 			var ks *keyState
 			if keep {
 				ks = w.store.key(key, true)
@@ -151,9 +151,9 @@ func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 				s.has = has
 				ks.insert(s)
 				switch typ {
-				case windowSession:
+				case WindowSession:
 					w.touched = append(w.touched, touchedSlot{ks: ks, s: s})
-				case windowCount:
+				case WindowCount:
 				default:
 					w.indexPane(start, ks)
 				}
@@ -166,7 +166,7 @@ func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 			return fmt.Errorf("operator[%s]: window snapshot %d: %w", w.vertex, i, d.Err)
 		}
 	}
-	if typ == windowSession {
+	if typ == WindowSession {
 		w.sessionTimers()
 	}
 	// A snapshot's state is dropped when the function keeps none any more,

@@ -149,8 +149,8 @@ func pickSplitState(name string, subtask, parallelism int, snaps map[int][]wmSpl
 // sourceSplitNames names the splits subtask i of source v reads, in the
 // order its source numbers them (connector.SubtaskFilters; the whole stream
 // is one unnamed filter); a generator has one unnamed split.
-func sourceSplitNames(v *vertex, i int) []string {
-	js := v.source.JetStream
+func sourceSplitNames(v *Vertex, i int) []string {
+	js := v.Source.JetStream
 	if js == nil {
 		return []string{""}
 	}
@@ -158,35 +158,35 @@ func sourceSplitNames(v *vertex, i int) []string {
 	if len(filters) == 0 {
 		filters = []string{""}
 	}
-	return connector.SubtaskFilters(filters, i, v.parallelism)
+	return connector.SubtaskFilters(filters, i, v.Parallelism)
 }
 
 // checkpointWatermarks makes a source subtask's watermark generator part of
 // its task's checkpoints and restores it. An ingestion-time generator
 // follows the clock and has nothing to keep.
-func (b *builder) checkpointWatermarks(ctx context.Context, t *task, v *vertex, i int) error {
+func (b *builder) checkpointWatermarks(ctx context.Context, t *task, v *Vertex, i int) error {
 	g := t.time.gen
 	if t.cp == nil || g == nil || g.mode == wmIngestion {
 		return nil
 	}
 	g.names = sourceSplitNames(v, i)
 	if len(g.names) != len(g.splits) {
-		return fmt.Errorf("source %s subtask %d: %d splits, but the spec names %d", v.id, i, len(g.splits), len(g.names))
+		return fmt.Errorf("source %s subtask %d: %d splits, but the spec names %d", v.ID, i, len(g.splits), len(g.names))
 	}
-	t.cp.add(&wmPart{name: blobName(blobWatermark, v.id, i), gen: g})
+	t.cp.add(&wmPart{name: blobName(blobWatermark, v.ID, i), gen: g})
 	if b.restore == nil {
 		return nil
 	}
 	snaps := map[int][]wmSplitState{}
-	for old, blob := range b.restore.blobs(blobWatermark, v.id) {
+	for old, blob := range b.restore.blobs(blobWatermark, v.ID) {
 		data, err := b.restore.read(ctx, blob)
 		if err != nil {
 			return err
 		}
 		if snaps[old], err = decodeWMSnapshot(data); err != nil {
-			return b.restore.fail(fmt.Errorf("source %s subtask %d watermarks: %w", v.id, old, err))
+			return b.restore.fail(fmt.Errorf("source %s subtask %d watermarks: %w", v.ID, old, err))
 		}
 	}
-	g.restore(i, v.parallelism, snaps)
+	g.restore(i, v.Parallelism, snaps)
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 type job struct {
 	id      string
 	spec    []byte
-	plan    *plan
+	plan    *Plan
 	modules []string
 	created time.Time
 	log     *slog.Logger
@@ -47,18 +47,18 @@ type job struct {
 	done chan struct{}
 }
 
-func newJob(id string, spec []byte, p *plan, m *Manager) *job {
+func newJob(id string, spec []byte, p *Plan, m *Manager) *job {
 	j := &job{
-		id: id, spec: spec, plan: p, modules: p.modules(), created: time.Now().UTC(),
-		log: m.log.With("job", id, "job_name", p.job.Name), mgr: m,
+		id: id, spec: spec, plan: p, modules: p.Modules(), created: time.Now().UTC(),
+		log: m.log.With("job", id, "job_name", p.Job.Name), mgr: m,
 		counters: map[string][]*counters{}, st: StateCreated, done: make(chan struct{}),
 	}
-	for _, v := range p.vertices {
-		cs := make([]*counters, v.parallelism)
+	for _, v := range p.Vertices {
+		cs := make([]*counters, v.Parallelism)
 		for i := range cs {
 			cs[i] = newCounters()
 		}
-		j.counters[v.id] = cs
+		j.counters[v.ID] = cs
 	}
 	j.pressure = newPressureSampler()
 	return j
@@ -87,7 +87,7 @@ func (j *job) setState(s JobState, failure string) {
 
 // recordLocked is the job's registry record; j.mu is held.
 func (j *job) recordLocked() *jobRecord {
-	rec := &jobRecord{ID: j.id, Name: j.plan.job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends}
+	rec := &jobRecord{ID: j.id, Name: j.plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends}
 	if cp := j.checkpoints; cp != nil && cp.from != nil {
 		rec.FromSavepoint, rec.AllowNonRestored = cp.from.String(), cp.allowNonRestd
 	}
@@ -241,7 +241,7 @@ func (j *job) cancel(ctx context.Context, suspend bool) error {
 // info snapshots the job for the API.
 func (j *job) info() JobInfo {
 	j.mu.Lock()
-	info := JobInfo{ID: j.id, Name: j.plan.job.Name, State: j.st, Created: j.created, Failure: j.failure, Restarts: j.restarts, Warnings: j.warnings}
+	info := JobInfo{ID: j.id, Name: j.plan.Job.Name, State: j.st, Created: j.created, Failure: j.failure, Restarts: j.restarts, Warnings: j.warnings}
 	if !j.ended.IsZero() {
 		ended := j.ended
 		info.Ended = &ended
@@ -250,9 +250,9 @@ func (j *job) info() JobInfo {
 	if j.checkpoints != nil {
 		info.Checkpoint = j.checkpoints.info()
 	}
-	for _, v := range j.plan.vertices {
-		vi := VertexInfo{ID: v.id, Kind: v.kind, Parallelism: v.parallelism, Task: j.taskName(v)}
-		for _, c := range j.counters[v.id] {
+	for _, v := range j.plan.Vertices {
+		vi := VertexInfo{ID: v.ID, Kind: v.Kind, Parallelism: v.Parallelism, Task: j.taskName(v)}
+		for _, c := range j.counters[v.ID] {
 			vi.RecordsIn += c.in.Load()
 			vi.RecordsOut += c.out.Load()
 			vi.UDFErrors += c.UDFErrors.Load()
@@ -260,7 +260,7 @@ func (j *job) info() JobInfo {
 			vi.DeadLettered += c.DeadLettered.Load()
 			vi.LateRecords += c.late.Load()
 		}
-		vi.Watermark = vertexWatermark(j.counters[v.id])
+		vi.Watermark = vertexWatermark(j.counters[v.ID])
 		vi.Backpressure = j.pressure.ratio(j.taskName(v))
 		info.Vertices = append(info.Vertices, vi)
 		info.Edges = append(info.Edges, edgeInfos(v)...)
@@ -269,9 +269,9 @@ func (j *job) info() JobInfo {
 }
 
 // taskName names the task a vertex runs in: its chain's head.
-func (j *job) taskName(v *vertex) string {
-	for len(v.in) == 1 && v.in[0].chained() {
-		v = v.in[0].from
+func (j *job) taskName(v *Vertex) string {
+	for len(v.In) == 1 && v.In[0].Chained() {
+		v = v.In[0].From
 	}
-	return v.id
+	return v.ID
 }

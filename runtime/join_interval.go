@@ -28,7 +28,7 @@ type joinRec struct {
 // watermark; late records go to the late output instead of being joined.
 type intervalJoin struct {
 	vertex string
-	plan   *joinPlan
+	plan   *Join
 	inputs *joinInputs
 	// sides buffers the left (0) and right (1) records by key, and
 	// expiries orders them by the watermark at which they expire.
@@ -46,7 +46,7 @@ type intervalJoin struct {
 	fn *intervalCall
 }
 
-func newIntervalJoin(vertex string, jp *joinPlan, inputs *joinInputs, limit int64, c *counters, out *operator.Out, late operator.Stage) *intervalJoin {
+func newIntervalJoin(vertex string, jp *Join, inputs *joinInputs, limit int64, c *counters, out *operator.Out, late operator.Stage) *intervalJoin {
 	return &intervalJoin{
 		vertex: vertex, plan: jp, inputs: inputs, limit: limit, c: c, out: out, late: late,
 		sides: [2]map[string]*joinKey{{}, {}}, wm: abi.NoWatermark,
@@ -57,9 +57,9 @@ func newIntervalJoin(vertex string, jp *joinPlan, inputs *joinInputs, limit int6
 // longer meet a record of the other side that is not late.
 func (j *intervalJoin) expiry(side int, ts int64) int64 {
 	if side == 0 {
-		return ts + j.plan.upper + j.plan.lateness
+		return ts + j.plan.Upper + j.plan.Lateness
 	}
-	return ts - j.plan.lower + j.plan.lateness
+	return ts - j.plan.Lower + j.plan.Lateness
 }
 
 func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
@@ -69,7 +69,7 @@ func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
 	}
 	for i := range recs {
 		rec := &recs[i]
-		if rec.Timestamp+j.plan.lateness <= j.wm {
+		if rec.Timestamp+j.plan.Lateness <= j.wm {
 			j.c.late.Add(1)
 			if j.late != nil {
 				j.lateRecs = append(j.lateRecs, *rec)
@@ -103,9 +103,9 @@ func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
 // add joins a record with the other side's buffered records and buffers it
 // while it can still match.
 func (j *intervalJoin) add(side int, rec *abi.Record) error {
-	lo, hi := rec.Timestamp+j.plan.lower, rec.Timestamp+j.plan.upper
+	lo, hi := rec.Timestamp+j.plan.Lower, rec.Timestamp+j.plan.Upper
 	if side == 1 {
-		lo, hi = rec.Timestamp-j.plan.upper, rec.Timestamp-j.plan.lower
+		lo, hi = rec.Timestamp-j.plan.Upper, rec.Timestamp-j.plan.Lower
 	}
 	if other := j.sides[1-side][string(rec.Key)]; other != nil {
 		begun := false

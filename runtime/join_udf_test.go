@@ -139,11 +139,11 @@ func TestExampleJoinJobsPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := buildPlan(j, m.lookupModule)
+			p, err := Build(j, m.lookupModule)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := p.modules(); len(got) != 1 || got[0] != mod.ID {
+			if got := p.Modules(); len(got) != 1 || got[0] != mod.ID {
 				t.Fatalf("modules %v", got)
 			}
 		})

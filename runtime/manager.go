@@ -120,7 +120,7 @@ func (m *Manager) prepare(ctx context.Context, id string, data []byte, from stri
 	if err != nil {
 		return nil, err
 	}
-	p, err := buildPlan(js, m.lookupModule)
+	p, err := Build(js, m.lookupModule)
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +173,8 @@ func (m *Manager) submit(ctx context.Context, data []byte, from string, allowNon
 
 // checkConnectors makes sure the job's JetStream parts can work before it
 // starts: JetStream is reachable and the source streams exist.
-func (m *Manager) checkConnectors(ctx context.Context, p *plan) error {
-	for i, s := range p.job.Sources {
+func (m *Manager) checkConnectors(ctx context.Context, p *Plan) error {
+	for i, s := range p.Job.Sources {
 		if s.JetStream == nil {
 			continue
 		}
@@ -185,7 +185,7 @@ func (m *Manager) checkConnectors(ctx context.Context, p *plan) error {
 			return fmt.Errorf("%w: sources[%d].jetstream.stream: %q: %v", ErrInvalidJob, i, s.JetStream.Stream, err)
 		}
 	}
-	for i, s := range p.job.Sinks {
+	for i, s := range p.Job.Sinks {
 		if s.JetStream == nil {
 			continue
 		}
@@ -196,12 +196,12 @@ func (m *Manager) checkConnectors(ctx context.Context, p *plan) error {
 			return fmt.Errorf("%w: sinks[%d].jetstream.subject: no stream captures %q: %v", ErrInvalidJob, i, s.JetStream.Subject, err)
 		}
 	}
-	if p.job.OnUDFError == operator.OnErrorDeadLetter {
+	if p.Job.OnUDFError == operator.OnErrorDeadLetter {
 		if m.cfg.JetStream == nil {
 			return fmt.Errorf("%w: dead_letter_subject: no NATS connection", ErrInvalidJob)
 		}
-		if _, err := m.cfg.JetStream.StreamNameBySubject(ctx, p.job.DeadLetter); err != nil {
-			return fmt.Errorf("%w: dead_letter_subject: no stream captures %q: %v", ErrInvalidJob, p.job.DeadLetter, err)
+		if _, err := m.cfg.JetStream.StreamNameBySubject(ctx, p.Job.DeadLetter); err != nil {
+			return fmt.Errorf("%w: dead_letter_subject: no stream captures %q: %v", ErrInvalidJob, p.Job.DeadLetter, err)
 		}
 	}
 	return nil

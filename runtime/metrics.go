@@ -151,9 +151,9 @@ func (j *job) collect(ch chan<- prometheus.Metric, tasks []*task) {
 			gauge(descUDFMemory, float64(p.pool.MemoryBytes()), ul...)
 		}
 	}
-	for _, v := range j.plan.vertices {
-		for i, c := range j.counters[v.id] {
-			l := []string{j.id, v.id, strconv.Itoa(i)}
+	for _, v := range j.plan.Vertices {
+		for i, c := range j.counters[v.ID] {
+			l := []string{j.id, v.ID, strconv.Itoa(i)}
 			counter(descRecordsIn, float64(c.in.Load()), l...)
 			counter(descRecordsOut, float64(c.out.Load()), l...)
 			counter(descUDFErrors, float64(c.UDFErrors.Load()), l...)
@@ -176,26 +176,26 @@ func (j *job) collectWatermarks(gauge func(*prometheus.Desc, float64, ...string)
 		}
 	}
 	nowMS := time.Now().UnixMilli()
-	for _, v := range j.plan.vertices {
-		if w, ok := marks[v.id]; ok {
-			gauge(descOutputWatermark, float64(w)/1e3, j.id, v.id)
-			gauge(descWatermarkLag, float64(nowMS-w)/1e3, j.id, v.id)
+	for _, v := range j.plan.Vertices {
+		if w, ok := marks[v.ID]; ok {
+			gauge(descOutputWatermark, float64(w)/1e3, j.id, v.ID)
+			gauge(descWatermarkLag, float64(nowMS-w)/1e3, j.id, v.ID)
 		}
 		if in, ok := inputWatermark(v, marks); ok {
-			gauge(descInputWatermark, float64(in)/1e3, j.id, v.id)
+			gauge(descInputWatermark, float64(in)/1e3, j.id, v.ID)
 		}
 	}
 }
 
 // inputWatermark is the least watermark of v's inputs; false when v has no
 // input or one of them has no watermark yet.
-func inputWatermark(v *vertex, marks map[string]int64) (int64, bool) {
-	if len(v.in) == 0 {
+func inputWatermark(v *Vertex, marks map[string]int64) (int64, bool) {
+	if len(v.In) == 0 {
 		return 0, false
 	}
 	var least int64
-	for i, e := range v.in {
-		w, ok := marks[e.from.id]
+	for i, e := range v.In {
+		w, ok := marks[e.From.ID]
 		if !ok {
 			return 0, false
 		}

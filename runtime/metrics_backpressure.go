@@ -102,10 +102,10 @@ func (j *job) backpressure() BackpressureInfo {
 	if !sampled.IsZero() {
 		info.Sampled = &sampled
 	}
-	for _, v := range j.plan.vertices {
+	for _, v := range j.plan.Vertices {
 		task := j.taskName(v)
-		vb := VertexBackpressure{ID: v.id, Task: task, Subtasks: []SubtaskBackpressure{}}
-		for i := range j.plan.byID[task].parallelism {
+		vb := VertexBackpressure{ID: v.ID, Task: task, Subtasks: []SubtaskBackpressure{}}
+		for i := range j.plan.byID[task].Parallelism {
 			s, ok := samples[subtaskKey{task, i}]
 			if !ok {
 				continue
@@ -113,7 +113,7 @@ func (j *job) backpressure() BackpressureInfo {
 			ratio := round3(s.backpressured)
 			sb := SubtaskBackpressure{
 				Subtask: i, Level: BackpressureLevel(ratio), Ratio: ratio,
-				IdleRatio: round3(s.idle), BusyRatio: round3(s.busy), VertexBusyRatio: round3(s.vertexBusy[v.id]),
+				IdleRatio: round3(s.idle), BusyRatio: round3(s.busy), VertexBusyRatio: round3(s.vertexBusy[v.ID]),
 			}
 			if s.hasInput {
 				sb.InPoolUsage = ptr(round3(s.inPoolUsage))
@@ -137,7 +137,7 @@ func (j *job) backpressure() BackpressureInfo {
 
 // taskLoad is one task's worst subtask figures over the last interval.
 type taskLoad struct {
-	head                *vertex
+	head                *Vertex
 	sampled             bool
 	backpressured, busy float64
 	inPool, outPool     float64
@@ -157,13 +157,13 @@ type taskLoad struct {
 func (j *job) bottleneck(samples map[subtaskKey]subtaskSample) *Bottleneck {
 	loads := map[string]*taskLoad{}
 	var order []*taskLoad
-	for _, v := range j.plan.vertices {
-		if j.taskName(v) != v.id {
+	for _, v := range j.plan.Vertices {
+		if j.taskName(v) != v.ID {
 			continue
 		}
 		l := &taskLoad{head: v, vertexBusy: map[string]float64{}}
-		for i := range v.parallelism {
-			s, ok := samples[subtaskKey{v.id, i}]
+		for i := range v.Parallelism {
+			s, ok := samples[subtaskKey{v.ID, i}]
 			if !ok {
 				continue
 			}
@@ -180,13 +180,13 @@ func (j *job) bottleneck(samples map[subtaskKey]subtaskSample) *Bottleneck {
 			}
 		}
 		for _, u := range chainOf(v) {
-			for _, e := range u.out {
-				if !e.chained() {
-					l.consumers = append(l.consumers, j.taskName(e.to))
+			for _, e := range u.Out {
+				if !e.Chained() {
+					l.consumers = append(l.consumers, j.taskName(e.To))
 				}
 			}
 		}
-		loads[v.id] = l
+		loads[v.ID] = l
 		order = append(order, l)
 	}
 	var best, cause *taskLoad
@@ -218,14 +218,14 @@ func (l *taskLoad) diagnosis(up *taskLoad) *Bottleneck {
 	vs := chainOf(l.head)
 	vertex := vs[0]
 	for _, v := range vs[1:] {
-		if l.vertexBusy[v.id] > l.vertexBusy[vertex.id] {
+		if l.vertexBusy[v.ID] > l.vertexBusy[vertex.ID] {
 			vertex = v
 		}
 	}
 	var r strings.Builder
 	fmt.Fprintf(&r, "task %s is backpressured (%s: %.2f of the time waiting for output buffers, out_pool_usage %.2f); ",
-		up.head.id, BackpressureLevel(up.backpressured), up.backpressured, up.outPool)
-	fmt.Fprintf(&r, "its consumer, task %s, is not backpressured (%.2f) but busy %.2f of the time", l.head.id, l.backpressured, l.busy)
+		up.head.ID, BackpressureLevel(up.backpressured), up.backpressured, up.outPool)
+	fmt.Fprintf(&r, "its consumer, task %s, is not backpressured (%.2f) but busy %.2f of the time", l.head.ID, l.backpressured, l.busy)
 	if l.hasInput {
 		fmt.Fprintf(&r, ", in_pool_usage %.2f", l.inPool)
 	}
@@ -239,9 +239,9 @@ func (l *taskLoad) diagnosis(up *taskLoad) *Bottleneck {
 		r.WriteString(": it processes slower than records arrive")
 	}
 	if len(vs) > 1 {
-		fmt.Fprintf(&r, "; in that task, vertex %s takes %.2f of the time", vertex.id, l.vertexBusy[vertex.id])
+		fmt.Fprintf(&r, "; in that task, vertex %s takes %.2f of the time", vertex.ID, l.vertexBusy[vertex.ID])
 	}
-	return &Bottleneck{Vertex: vertex.id, Task: l.head.id, Subtasks: l.busySubtasks, Reason: r.String()}
+	return &Bottleneck{Vertex: vertex.ID, Task: l.head.ID, Subtasks: l.busySubtasks, Reason: r.String()}
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -30,7 +30,7 @@ func planJob(t *testing.T, m *Manager, modID, format string) *job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := buildPlan(js, m.lookupModule)
+	p, err := Build(js, m.lookupModule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ sources: [{id: gen, generator: {kind: sequence}}]
 operators: [{id: up, input: gen, map: {module: %[1]s, function: upper}}]
 sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 `)
-	threeTasks.plan.byID["up"].in[0].ship = shipRebalance
+	threeTasks.plan.byID["up"].In[0].Ship = ShipRebalance
 	// Two tasks: gen, and up with out chained to it.
 	chained := planJob(t, m, mod.ID, `
 name: chained

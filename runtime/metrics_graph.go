@@ -1,23 +1,23 @@
 package runtime
 
 // String names the shipping as the API does.
-func (s shipping) String() string {
+func (s Shipping) String() string {
 	switch s {
-	case shipHash:
+	case ShipHash:
 		return "hash"
-	case shipRebalance:
+	case ShipRebalance:
 		return "rebalance"
-	case shipBroadcast:
+	case ShipBroadcast:
 		return "broadcast"
 	}
 	return "forward"
 }
 
 // edgeInfos describes the edges out of v.
-func edgeInfos(v *vertex) []EdgeInfo {
-	out := make([]EdgeInfo, len(v.out))
-	for i, e := range v.out {
-		out[i] = EdgeInfo{From: e.from.id, To: e.to.id, Ship: e.ship.String(), Chained: e.chained()}
+func edgeInfos(v *Vertex) []EdgeInfo {
+	out := make([]EdgeInfo, len(v.Out))
+	for i, e := range v.Out {
+		out[i] = EdgeInfo{From: e.From.ID, To: e.To.ID, Ship: e.Ship.String(), Chained: e.Chained()}
 	}
 	return out
 }
@@ -40,12 +40,12 @@ func (j *job) runningTasks() []*task {
 }
 
 // chainOf lists the vertices of the task headed by head, head first.
-func chainOf(head *vertex) []*vertex {
-	vs := []*vertex{head}
+func chainOf(head *Vertex) []*Vertex {
+	vs := []*Vertex{head}
 	for i := 0; i < len(vs); i++ {
-		for _, e := range vs[i].out {
-			if e.chained() {
-				vs = append(vs, e.to)
+		for _, e := range vs[i].Out {
+			if e.Chained() {
+				vs = append(vs, e.To)
 			}
 		}
 	}

@@ -7,78 +7,78 @@ import (
 	"wasmstream.io/platform/runtime/spec"
 )
 
-// shipping says how records cross an edge.
-type shipping int
+// Shipping says how records cross an edge.
+type Shipping int
 
 const (
-	// shipForward keeps a record in the same subtask index; with equal
+	// ShipForward keeps a record in the same subtask index; with equal
 	// parallelism and a single input the consumer is chained.
-	shipForward shipping = iota
-	// shipHash sends a record to the subtask owning its key group.
-	shipHash
-	// shipRebalance spreads records round robin.
-	shipRebalance
-	// shipBroadcast sends every record to every subtask.
-	shipBroadcast
+	ShipForward Shipping = iota
+	// ShipHash sends a record to the subtask owning its key group.
+	ShipHash
+	// ShipRebalance spreads records round robin.
+	ShipRebalance
+	// ShipBroadcast sends every record to every subtask.
+	ShipBroadcast
 )
 
-// vertex is one source, operator or sink of the job graph.
-type vertex struct {
-	id          string
-	kind        string
-	parallelism int
-	source      *spec.Source
-	op          *spec.Operator
-	sink        *spec.Sink
-	// fn is the module function the vertex runs, if any.
-	fn *funcRef
-	// onTimer is a process operator's on_timer function, if any.
-	onTimer *funcRef
-	// win is the window of an aggregate, reduce or process_window operator.
-	win *windowPlan
-	// join is the plan of a join operator.
-	join *joinPlan
-	// wmFn is a source's punctuated watermark function.
-	wmFn *funcRef
-	// in and out are the vertex's edges.
-	in  []*edge
-	out []*edge
+// Vertex is one source, operator or sink of the job graph.
+type Vertex struct {
+	ID          string
+	Kind        string
+	Parallelism int
+	Source      *spec.Source
+	Op          *spec.Operator
+	Sink        *spec.Sink
+	// Fn is the module function the vertex runs, if any.
+	Fn *Func
+	// OnTimer is a process operator's on_timer function, if any.
+	OnTimer *Func
+	// Window is the window of an aggregate, reduce or process_window operator.
+	Window *Window
+	// Join is the plan of a Join operator.
+	Join *Join
+	// WatermarkFn is a source's punctuated watermark function.
+	WatermarkFn *Func
+	// In and out are the vertex's edges.
+	In  []*Edge
+	Out []*Edge
 }
 
-// funcRef is a module function resolved at submission.
-type funcRef struct {
+// Func is a module function resolved at submission.
+type Func struct {
 	module *moduleEntry
-	name   string
-	index  int
+	Function   string
+	Index  int
 }
 
-// edge connects two vertices.
-type edge struct {
-	from, to *vertex
-	ship     shipping
-	// keyFn and keyField select the key before hash shipping.
-	keyField string
-	keyFn    *funcRef
-	// late carries a window operator's late records to its late_output
+// Edge connects two vertices.
+type Edge struct {
+	From, To *Vertex
+	Ship     Shipping
+	// keyFn and KeyField select the key before hash shipping.
+	KeyField string
+	KeyFn    *Func
+	// Late carries a window operator's Late records to its late_output
 	// sink instead of its results.
-	late bool
+	Late bool
 }
 
-// chained reports whether the edge is a direct call inside one task.
-func (e *edge) chained() bool {
-	return e.ship == shipForward && e.from.parallelism == e.to.parallelism && len(e.to.in) == 1
+// Chained reports whether the edge is a direct call inside one task.
+func (e *Edge) Chained() bool {
+	return e.Ship == ShipForward && e.From.Parallelism == e.To.Parallelism && len(e.To.In) == 1
 }
 
-// plan is a validated job graph: vertices in topological order (every vertex
+// Plan is a validated job graph: vertices in topological order (every vertex
 // after its inputs).
-type plan struct {
-	job      *spec.Job
-	vertices []*vertex
-	byID     map[string]*vertex
+type Plan struct {
+	Job      *spec.Job
+	Vertices []*Vertex
+	byID     map[string]*Vertex
 }
 
-// moduleLookup finds an uploaded module by id.
-type moduleLookup func(id string) (*moduleEntry, bool)
+// Lookup finds an uploaded module by id.
+type Lookup func(id string) (*moduleEntry, bool)
 
 // unsupported names the spec features accepted by the parser that the runtime
 // does not run yet, by field path.
@@ -96,14 +96,14 @@ func unsupported(j *spec.Job) []string {
 	return out
 }
 
-// buildPlan turns a parsed job into a plan, resolving module functions.
-func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
+// Build turns a parsed job into a plan, resolving module functions.
+func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 	if paths := unsupported(j); len(paths) > 0 {
 		return nil, fmt.Errorf("%w: %s: not supported yet", ErrInvalidJob, joinPaths(paths))
 	}
-	p := &plan{job: j, byID: map[string]*vertex{}}
+	p := &Plan{Job: j, byID: map[string]*Vertex{}}
 	var problems []string
-	resolve := func(path, module, function string, kind abi.Kind) *funcRef {
+	resolve := func(path, module, function string, kind abi.Kind) *Func {
 		m, ok := lookup(module)
 		if !ok {
 			problems = append(problems, fmt.Sprintf("%s.module: no module %s (upload it first)", path, module))
@@ -118,59 +118,59 @@ func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
 			problems = append(problems, fmt.Sprintf("%s.function: %q is a %s function, want %s", path, function, got, kind))
 			return nil
 		}
-		return &funcRef{module: m, name: function, index: i}
+		return &Func{module: m, Function: function, Index: i}
 	}
-	add := func(v *vertex) { p.vertices = append(p.vertices, v); p.byID[v.id] = v }
+	add := func(v *Vertex) { p.Vertices = append(p.Vertices, v); p.byID[v.ID] = v }
 	for i := range j.Sources {
 		s := &j.Sources[i]
-		add(&vertex{id: s.ID, kind: "source", parallelism: s.Parallelism, source: s})
+		add(&Vertex{ID: s.ID, Kind: "source", Parallelism: s.Parallelism, Source: s})
 	}
 	for i := range j.Operators {
 		o := &j.Operators[i]
-		v := &vertex{id: o.ID, parallelism: o.Parallelism, op: o}
+		v := &Vertex{ID: o.ID, Parallelism: o.Parallelism, Op: o}
 		path := fmt.Sprintf("operators[%d]", i)
 		switch {
 		case o.Map != nil:
-			v.kind = string(abi.KindMap)
-			v.fn = resolve(path+".map", o.Map.Module, o.Map.Function, abi.KindMap)
+			v.Kind = string(abi.KindMap)
+			v.Fn = resolve(path+".map", o.Map.Module, o.Map.Function, abi.KindMap)
 		case o.Filter != nil:
-			v.kind = string(abi.KindFilter)
-			v.fn = resolve(path+".filter", o.Filter.Module, o.Filter.Function, abi.KindFilter)
+			v.Kind = string(abi.KindFilter)
+			v.Fn = resolve(path+".filter", o.Filter.Module, o.Filter.Function, abi.KindFilter)
 		case o.FlatMap != nil:
-			v.kind = string(abi.KindFlatMap)
-			v.fn = resolve(path+".flat_map", o.FlatMap.Module, o.FlatMap.Function, abi.KindFlatMap)
+			v.Kind = string(abi.KindFlatMap)
+			v.Fn = resolve(path+".flat_map", o.FlatMap.Module, o.FlatMap.Function, abi.KindFlatMap)
 		case o.Aggregate != nil, o.Reduce != nil, o.ProcessWindow != nil:
-			v.kind = o.Kind()
+			v.Kind = o.Kind()
 			problems = append(problems, planWindow(j, o, v, path, resolve)...)
 		case o.Process != nil:
-			v.kind = string(abi.KindProcess)
+			v.Kind = string(abi.KindProcess)
 			problems = append(problems, planProcess(o, v, path, resolve)...)
 		case o.Join != nil:
-			v.kind = o.Kind()
+			v.Kind = o.Kind()
 			problems = append(problems, planJoin(j, o, v, path, resolve)...)
 		}
 		add(v)
 	}
 	for i := range j.Sinks {
 		s := &j.Sinks[i]
-		add(&vertex{id: s.ID, kind: "sink", parallelism: s.Parallelism, sink: s})
+		add(&Vertex{ID: s.ID, Kind: "sink", Parallelism: s.Parallelism, Sink: s})
 	}
-	connect := func(from, to *vertex, keyBy *spec.KeyBy, partition, path string) *edge {
-		e := &edge{from: from, to: to, ship: shipForward}
+	connect := func(from, to *Vertex, keyBy *spec.KeyBy, partition, path string) *Edge {
+		e := &Edge{From: from, To: to, Ship: ShipForward}
 		switch {
 		case keyBy != nil:
-			e.ship = shipHash
-			e.keyField = keyBy.Field
+			e.Ship = ShipHash
+			e.KeyField = keyBy.Field
 			if keyBy.Function != "" {
-				e.keyFn = resolve(path+".key_by", keyBy.Module, keyBy.Function, abi.KindKey)
+				e.KeyFn = resolve(path+".key_by", keyBy.Module, keyBy.Function, abi.KindKey)
 			}
 		case partition == "broadcast":
-			e.ship = shipBroadcast
-		case partition == "rebalance", partition == "" && from.parallelism != to.parallelism:
-			e.ship = shipRebalance
+			e.Ship = ShipBroadcast
+		case partition == "rebalance", partition == "" && from.Parallelism != to.Parallelism:
+			e.Ship = ShipRebalance
 		}
-		from.out = append(from.out, e)
-		to.in = append(to.in, e)
+		from.Out = append(from.Out, e)
+		to.In = append(to.In, e)
 		return e
 	}
 	for i := range j.Operators {
@@ -191,16 +191,16 @@ func buildPlan(j *spec.Job, lookup moduleLookup) (*plan, error) {
 		}
 		for k := range j.Operators {
 			if o := &j.Operators[k]; o.LateOutput == s.ID {
-				connect(p.byID[o.ID], p.byID[s.ID], nil, s.Partition, fmt.Sprintf("sinks[%d]", i)).late = true
+				connect(p.byID[o.ID], p.byID[s.ID], nil, s.Partition, fmt.Sprintf("sinks[%d]", i)).Late = true
 			}
 		}
 	}
 	for i, s := range j.Sources {
 		if s.Timestamp != nil && s.Timestamp.Function != nil {
-			p.byID[s.ID].fn = resolve(fmt.Sprintf("sources[%d].timestamp", i), s.Timestamp.Function.Module, s.Timestamp.Function.Function, abi.KindTimestamp)
+			p.byID[s.ID].Fn = resolve(fmt.Sprintf("sources[%d].timestamp", i), s.Timestamp.Function.Module, s.Timestamp.Function.Function, abi.KindTimestamp)
 		}
 		if w := s.Watermark; w != nil && w.Function != nil {
-			p.byID[s.ID].wmFn = resolve(fmt.Sprintf("sources[%d].watermark.function", i), w.Function.Module, w.Function.Function, abi.KindWatermark)
+			p.byID[s.ID].WatermarkFn = resolve(fmt.Sprintf("sources[%d].watermark.function", i), w.Function.Module, w.Function.Function, abi.KindWatermark)
 		}
 	}
 	if len(problems) > 0 {
@@ -220,24 +220,24 @@ func joinPaths(ps []string) string {
 	return s
 }
 
-// modules lists the ids of the modules the plan uses.
-func (p *plan) modules() []string {
+// Modules lists the ids of the Modules the plan uses.
+func (p *Plan) Modules() []string {
 	seen := map[string]bool{}
 	var ids []string
-	note := func(f *funcRef) {
+	note := func(f *Func) {
 		if f != nil && !seen[f.module.id] {
 			seen[f.module.id] = true
 			ids = append(ids, f.module.id)
 		}
 	}
-	for _, v := range p.vertices {
-		note(v.fn)
-		note(v.wmFn)
-		if v.win != nil {
-			note(v.win.gapFn)
+	for _, v := range p.Vertices {
+		note(v.Fn)
+		note(v.WatermarkFn)
+		if v.Window != nil {
+			note(v.Window.GapFn)
 		}
-		for _, e := range v.out {
-			note(e.keyFn)
+		for _, e := range v.Out {
+			note(e.KeyFn)
 		}
 	}
 	return ids

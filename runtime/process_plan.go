@@ -10,17 +10,17 @@ import (
 
 // planProcess resolves a process operator's functions into v and returns
 // the problems of its state_ttl.
-func planProcess(o *spec.Operator, v *vertex, path string, resolve resolver) []string {
-	v.fn = resolve(path+".process", o.Process.Module, o.Process.Function, abi.KindProcess)
+func planProcess(o *spec.Operator, v *Vertex, path string, resolve resolver) []string {
+	v.Fn = resolve(path+".process", o.Process.Module, o.Process.Function, abi.KindProcess)
 	if o.OnTimer != "" {
-		v.onTimer = resolve(path+".on_timer", o.Process.Module, o.OnTimer, abi.KindOnTimer)
+		v.OnTimer = resolve(path+".on_timer", o.Process.Module, o.OnTimer, abi.KindOnTimer)
 	}
-	return stateTTLProblems(path, o, v.fn)
+	return stateTTLProblems(path, o, v.Fn)
 }
 
 // stateTTLProblems checks that every state an operator's state_ttl names is
 // declared by the module of fn.
-func stateTTLProblems(path string, o *spec.Operator, fn *funcRef) []string {
+func stateTTLProblems(path string, o *spec.Operator, fn *Func) []string {
 	if fn == nil {
 		return nil
 	}

@@ -51,7 +51,7 @@ func (p restartPolicy) next(attempt int) (time.Duration, bool) {
 // checkpoint (or from the start, without checkpoints) after a failure, as
 // its restart strategy allows. A job that cannot be restored fails at once.
 func (j *job) runWithRestarts(ctx context.Context) error {
-	policy := newRestartPolicy(j.plan.job.Restart)
+	policy := newRestartPolicy(j.plan.Job.Restart)
 	for attempt := 1; ; attempt++ {
 		err := j.runOnce(ctx)
 		if err == nil || ctx.Err() != nil {

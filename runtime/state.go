@@ -20,7 +20,7 @@ const DefaultStateBudget = 1 << 30
 // stateBudget is the job's budget, shared by all its keyed state.
 func (b *builder) stateBudget() *state.Budget {
 	if b.budget == nil {
-		limit := b.j.plan.job.State.Budget
+		limit := b.j.plan.Job.State.Budget
 		if limit == 0 {
 			limit = b.j.mgr.cfg.StateBudget
 		}
@@ -35,29 +35,29 @@ func (b *builder) stateBudget() *state.Budget {
 // keyedState opens the keyed state of subtask i of vertex v: the states the
 // module of fn declares, with the operator's TTL overrides, over the key
 // groups the subtask owns, in the job's backend.
-func (b *builder) keyedState(v *vertex, i int, fn *funcRef) (*state.Keyed, error) {
-	job := b.j.plan.job
-	descs, err := stateDescriptors(fn.module.desc, v.op.StateTTL)
+func (b *builder) keyedState(v *Vertex, i int, fn *Func) (*state.Keyed, error) {
+	job := b.j.plan.Job
+	descs, err := stateDescriptors(fn.module.desc, v.Op.StateTTL)
 	if err != nil {
-		return nil, fmt.Errorf("operator[%s]: %w", v.id, err)
+		return nil, fmt.Errorf("operator[%s]: %w", v.ID, err)
 	}
 	cfg := state.Config{
 		Backend:        job.State.Backend,
 		MaxParallelism: job.MaxParallelism,
-		Range:          state.RangeOf(job.MaxParallelism, v.parallelism, i),
+		Range:          state.RangeOf(job.MaxParallelism, v.Parallelism, i),
 		States:         descs,
 		Budget:         b.stateBudget(),
 		Logger:         b.j.log,
 	}
 	if cfg.Backend == state.BackendPebble {
 		if b.j.mgr.cfg.DataDir == "" {
-			return nil, fmt.Errorf("operator[%s]: the pebble state backend needs a data directory", v.id)
+			return nil, fmt.Errorf("operator[%s]: the pebble state backend needs a data directory", v.ID)
 		}
-		cfg.Dir = filepath.Join(b.j.mgr.cfg.DataDir, "state", fmt.Sprintf("%s-%s-%d", b.j.id, v.id, i))
+		cfg.Dir = filepath.Join(b.j.mgr.cfg.DataDir, "state", fmt.Sprintf("%s-%s-%d", b.j.id, v.ID, i))
 	}
 	k, err := state.Open(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("operator[%s]: %w", v.id, err)
+		return nil, fmt.Errorf("operator[%s]: %w", v.ID, err)
 	}
 	return k, nil
 }
@@ -97,27 +97,27 @@ func stateDescriptors(desc abi.Description, overrides []spec.StateTTL) ([]state.
 }
 
 // processStage builds a keyed process operator for subtask i of v.
-func (b *builder) processStage(t *task, v *vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	keyed, err := b.keyedState(v, i, v.fn)
+func (b *builder) processStage(t *task, v *Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
+	keyed, err := b.keyedState(v, i, v.Fn)
 	if err != nil {
 		return nil, err
 	}
-	call := b.processCall(t, v, i, v.fn)
+	call := b.processCall(t, v, i, v.Fn)
 	var onTimer *operator.GroupCall
-	if v.onTimer != nil {
-		g := b.processCall(t, v, i, v.onTimer)
+	if v.OnTimer != nil {
+		g := b.processCall(t, v, i, v.OnTimer)
 		onTimer = &g
 	}
-	return newProcessOp(v.id, call, onTimer, keyed, b.j.plan.job.UDF.BatchSize, policy, next), nil
+	return newProcessOp(v.ID, call, onTimer, keyed, b.j.plan.Job.UDF.BatchSize, policy, next), nil
 }
 
 // processCall prepares calls of a grouped function f for subtask i of v.
-func (b *builder) processCall(t *task, v *vertex, i int, f *funcRef) operator.GroupCall {
-	limits := b.j.plan.job.UDF
+func (b *builder) processCall(t *task, v *Vertex, i int, f *Func) operator.GroupCall {
+	limits := b.j.plan.Job.UDF
 	pool := f.module.mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
-		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", v.id), slog.Int("subtask", i)},
+		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", v.ID), slog.Int("subtask", i)},
 	})
-	return operator.GroupCall{Module: f.module.id, Function: f.name, Fn: f.index, Guest: t.stats.meter(v.id, f.name, pool)}
+	return operator.GroupCall{Module: f.module.id, Function: f.Function, Fn: f.Index, Guest: t.stats.meter(v.ID, f.Function, pool)}
 }

@@ -14,11 +14,11 @@ import (
 // sourceStages puts the event-time stages of source v in front of next:
 // the timestamp assigner (a JSON field or a timestamp function) and the
 // watermark generator, as time and the source's watermark say.
-func (b *builder) sourceStages(t *task, v *vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
-	src := v.source
-	mode := b.j.plan.job.Time
+func (b *builder) sourceStages(t *task, v *Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+	src := v.Source
+	mode := b.j.plan.Job.Time
 	s := next
-	if mode == timeProcessing {
+	if mode == TimeProcessing {
 		return b.timestampStage(t, v, i, policy, s)
 	}
 	w := src.Watermark
@@ -26,7 +26,7 @@ func (b *builder) sourceStages(t *task, v *vertex, i int, policy *operator.Error
 	if w != nil {
 		interval, idle = w.Interval.Milliseconds(), w.IdleTimeout.Milliseconds()
 	}
-	if mode == timeIngestion {
+	if mode == TimeIngestion {
 		g := newWMSource(wmIngestion, 0, interval, 0, t.announceIdle, s)
 		t.time.gen = g
 		return g
@@ -38,10 +38,10 @@ func (b *builder) sourceStages(t *task, v *vertex, i int, policy *operator.Error
 	switch w.Strategy {
 	case "punctuated":
 		g = newWMSource(wmPunctuated, 0, interval, idle, t.announceIdle, s)
-		f := v.wmFn
+		f := v.WatermarkFn
 		g.punct = &punctuator{
-			module: f.module.id, function: f.name, fn: f.index, pool: b.pool(v.id, i, f),
-			batchSize: b.j.plan.job.UDF.BatchSize, policy: policy,
+			module: f.module.id, function: f.Function, fn: f.Index, pool: b.pool(v.ID, i, f),
+			batchSize: b.j.plan.Job.UDF.BatchSize, policy: policy,
 		}
 	default:
 		g = newWMSource(wmBounded, w.MaxOutOfOrderness.Milliseconds(), interval, idle, t.announceIdle, s)
@@ -52,19 +52,19 @@ func (b *builder) sourceStages(t *task, v *vertex, i int, policy *operator.Error
 
 // timestampStage puts the source's timestamp assigner, if any, in front of
 // next.
-func (b *builder) timestampStage(t *task, v *vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
-	if ts := v.source.Timestamp; ts != nil && ts.Field != "" {
+func (b *builder) timestampStage(t *task, v *Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+	if ts := v.Source.Timestamp; ts != nil && ts.Field != "" {
 		return &fieldExtract{field: ts.Field, timestamp: true, policy: policy, next: next}
 	}
-	if v.fn != nil {
-		return b.wasmStage(t, v.id, i, v.fn, abi.KindTimestamp, policy, next)
+	if v.Fn != nil {
+		return b.wasmStage(t, v.ID, i, v.Fn, abi.KindTimestamp, policy, next)
 	}
 	return next
 }
 
 // pool makes an instance pool of f's module for subtask i of a vertex.
-func (b *builder) pool(vertexID string, i int, f *funcRef) *host.Guest {
-	limits := b.j.plan.job.UDF
+func (b *builder) pool(vertexID string, i int, f *Func) *host.Guest {
+	limits := b.j.plan.Job.UDF
 	return f.module.mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
@@ -74,15 +74,15 @@ func (b *builder) pool(vertexID string, i int, f *funcRef) *host.Guest {
 
 // windowStage builds the window operator of v for subtask i in front of
 // next, with its late output.
-func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	wp := v.win
+func (b *builder) windowStage(ctx context.Context, t *task, v *Vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
+	wp := v.Window
 	var st *windowState
-	if wp.states {
-		keyed, err := b.keyedState(v, i, v.fn)
+	if wp.States {
+		keyed, err := b.keyedState(v, i, v.Fn)
 		if err != nil {
 			return nil, err
 		}
-		st = newWindowState(keyed, len(v.fn.module.desc.States), wp)
+		st = newWindowState(keyed, len(v.Fn.module.desc.States), wp)
 	}
 	late, err := b.lateOutputs(ctx, t, v, i)
 	if err != nil {
@@ -91,42 +91,42 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *vertex, i int, c 
 		}
 		return nil, err
 	}
-	batch := b.j.plan.job.UDF.BatchSize
+	batch := b.j.plan.Job.UDF.BatchSize
 	out := &operator.Out{Max: batch, Next: next}
-	w := newWindowOp(v.id, wp, c, policy, out, late)
-	call := func(f *funcRef, kind abi.Kind) *windowCall {
+	w := newWindowOp(v.ID, wp, c, policy, out, late)
+	call := func(f *Func, kind abi.Kind) *windowCall {
 		return &windowCall{kind: kind, maxGroups: batch, policy: policy, out: out,
-			gc: operator.GroupCall{Module: f.module.id, Function: f.name, Fn: f.index, Guest: b.pool(v.id, i, f)}}
+			gc: operator.GroupCall{Module: f.module.id, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
 	}
 	switch {
-	case wp.builtin != "":
-		w.fn = &builtinFunc{name: wp.builtin, field: wp.field, policy: policy, out: out}
-	case wp.fnKind == abi.KindWindowProcess:
-		pc := call(v.fn, wp.fnKind)
+	case wp.Builtin != "":
+		w.fn = &builtinFunc{name: wp.Builtin, field: wp.Field, policy: policy, out: out}
+	case wp.FnKind == abi.KindWindowProcess:
+		pc := call(v.Fn, wp.FnKind)
 		if st != nil {
 			pc.state, pc.gc.Env, w.state = st, &st.env, st
 		}
 		w.fn = &udfProcessFunc{call: pc, store: w.store, out: out, policy: policy, wm: &w.wm, state: st}
 	default:
-		w.fn = &udfAccFunc{reduce: wp.fnKind == abi.KindReduce, call: call(v.fn, wp.fnKind), store: w.store, out: out, policy: policy, wm: &w.wm}
+		w.fn = &udfAccFunc{reduce: wp.FnKind == abi.KindReduce, call: call(v.Fn, wp.FnKind), store: w.store, out: out, policy: policy, wm: &w.wm}
 	}
-	if wp.gapFn != nil {
-		f := wp.gapFn
-		w.gapCall = &operator.GroupCall{Module: f.module.id, Function: f.name, Fn: f.index, Guest: b.pool(v.id, i, f)}
+	if wp.GapFn != nil {
+		f := wp.GapFn
+		w.gapCall = &operator.GroupCall{Module: f.module.id, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}
 	}
 	return w, nil
 }
 
 // lateOutputs builds the stages that receive v's late records: its late
 // edges, chained or through the exchange. Nil when v has none.
-func (b *builder) lateOutputs(ctx context.Context, t *task, v *vertex, i int) (operator.Stage, error) {
+func (b *builder) lateOutputs(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
 	var outs operator.Fanout
-	for _, e := range v.out {
-		if !e.late {
+	for _, e := range v.Out {
+		if !e.Late {
 			continue
 		}
-		if e.chained() {
-			s, err := b.vertexStage(ctx, t, e.to, i)
+		if e.Chained() {
+			s, err := b.vertexStage(ctx, t, e.To, i)
 			if err != nil {
 				return nil, errors.Join(err, outs.Close(ctx))
 			}
@@ -135,7 +135,7 @@ func (b *builder) lateOutputs(ctx context.Context, t *task, v *vertex, i int) (o
 		}
 		w := b.edges[e].Writer(i)
 		t.writers = append(t.writers, w)
-		outs = append(outs, &exchangeOut{writer: w, part: b.partitioner(e, i), channels: e.to.parallelism})
+		outs = append(outs, &exchangeOut{writer: w, part: b.partitioner(e, i), channels: e.To.Parallelism})
 	}
 	switch len(outs) {
 	case 0:

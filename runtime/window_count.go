@@ -20,8 +20,8 @@ import (
 // in their panes.
 func (w *windowOp) processCount(ctx context.Context, recs []abi.Record) error {
 	wp := w.plan
-	pane := gcd(wp.count, wp.countSlide)
-	keep := int(wp.count / pane)
+	pane := gcd(wp.Count, wp.CountSlide)
+	keep := int(wp.Count / pane)
 	w.fs, w.slotBuf = w.fs[:0], w.slotBuf[:0]
 	for i := range recs {
 		rec := &recs[i]
@@ -48,7 +48,7 @@ func (w *windowOp) processCount(ctx context.Context, recs []abi.Record) error {
 			continue
 		}
 		ks.arrived += pane
-		if ks.arrived%wp.countSlide != 0 {
+		if ks.arrived%wp.CountSlide != 0 {
 			continue
 		}
 		from := max(len(ks.slots)-keep, 0)
@@ -60,7 +60,7 @@ func (w *windowOp) processCount(ctx context.Context, recs []abi.Record) error {
 		}
 		f.slots = w.slotBuf[start:len(w.slotBuf):len(w.slotBuf)]
 		w.fs = append(w.fs, f)
-		if wp.countSlide == wp.count {
+		if wp.CountSlide == wp.Count {
 			// A tumbling count window forgets its records once emitted.
 			w.dropSlot(ks, s)
 		}

@@ -87,11 +87,11 @@ func TestExampleWindowJobsPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			entry := &moduleEntry{id: mod.ID, desc: mod.Description, mod: mod}
-			p, err := buildPlan(j, func(id string) (*moduleEntry, bool) { return entry, id == mod.ID })
+			p, err := Build(j, func(id string) (*moduleEntry, bool) { return entry, id == mod.ID })
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := p.modules(); len(got) != 1 || got[0] != mod.ID {
+			if got := p.Modules(); len(got) != 1 || got[0] != mod.ID {
 				t.Fatalf("modules %v", got)
 			}
 		})

@@ -31,7 +31,7 @@ const (
 // Sessions and count windows are in window_session.go and window_count.go.
 type windowOp struct {
 	vertex string
-	plan   *windowPlan
+	plan   *Window
 	fn     windowFunc
 	store  windowContents
 	timers *watermark.TimerService
@@ -69,14 +69,14 @@ type windowOp struct {
 	drops   []touchedSlot
 }
 
-func newWindowOp(vertex string, wp *windowPlan, c *counters, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *windowOp {
+func newWindowOp(vertex string, wp *Window, c *counters, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *windowOp {
 	w := &windowOp{
 		vertex: vertex, plan: wp, store: newWindowStore(), timers: watermark.NewTimerService(),
 		out: out, late: late, c: c, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
 		panes: map[int64][]*keyState{}, clock: operator.NowMillis,
 	}
-	if wp.typ == windowTumbling || wp.typ == windowSliding {
-		w.pane = gcd(wp.size, wp.slide)
+	if wp.Type == WindowTumbling || wp.Type == WindowSliding {
+		w.pane = gcd(wp.Size, wp.Slide)
 	}
 	return w
 }
@@ -99,7 +99,7 @@ func floorMod(a, b int64) int64 {
 
 // domain is the clock the windows follow.
 func (w *windowOp) domain() abi.TimeDomain {
-	if w.plan.processing {
+	if w.plan.Processing {
 		return abi.ProcessingTime
 	}
 	return abi.EventTime
@@ -107,7 +107,7 @@ func (w *windowOp) domain() abi.TimeDomain {
 
 // keyOf is the key a record is windowed by: none for window_all.
 func (w *windowOp) keyOf(rec *abi.Record) []byte {
-	if w.plan.all {
+	if w.plan.All {
 		return nil
 	}
 	return rec.Key
@@ -116,7 +116,7 @@ func (w *windowOp) keyOf(rec *abi.Record) []byte {
 // timeOf is the time a record is windowed at: its timestamp, or with time:
 // processing the clock (after the last firing, so never in a fired window).
 func (w *windowOp) timeOf(rec *abi.Record, now int64) int64 {
-	if w.plan.processing {
+	if w.plan.Processing {
 		return max(now, w.lastTick+1)
 	}
 	return rec.Timestamp
@@ -124,10 +124,10 @@ func (w *windowOp) timeOf(rec *abi.Record, now int64) int64 {
 
 func (w *windowOp) Process(ctx context.Context, recs []abi.Record) error {
 	var err error
-	switch w.plan.typ {
-	case windowSession:
+	switch w.plan.Type {
+	case WindowSession:
 		err = w.processSessions(ctx, recs)
-	case windowCount:
+	case WindowCount:
 		err = w.processCount(ctx, recs)
 	default:
 		err = w.processPanes(ctx, recs)
@@ -155,10 +155,10 @@ func (w *windowOp) Process(ctx context.Context, recs []abi.Record) error {
 // afterBatch finishes what a batch started: session timers, count window
 // firings.
 func (w *windowOp) afterBatch(ctx context.Context) error {
-	switch w.plan.typ {
-	case windowSession:
+	switch w.plan.Type {
+	case WindowSession:
 		w.sessionTimers()
-	case windowCount:
+	case WindowCount:
 		return w.fireCount(ctx)
 	}
 	return nil
@@ -186,19 +186,19 @@ func (w *windowOp) processPanes(ctx context.Context, recs []abi.Record) error {
 	for i := range recs {
 		rec := &recs[i]
 		t := w.timeOf(rec, now)
-		lastStart := t - floorMod(t-wp.offset, wp.slide)
-		if lastStart+wp.size <= t {
+		lastStart := t - floorMod(t-wp.Offset, wp.Slide)
+		if lastStart+wp.Size <= t {
 			// A sliding window that slides further than its size leaves
 			// gaps: this record is in no window.
 			continue
 		}
 		// The window with the latest end is the last one to become late.
-		if !wp.processing && lastStart+wp.size-1+wp.lateness <= w.wm {
+		if !wp.Processing && lastStart+wp.Size-1+wp.Lateness <= w.wm {
 			w.tooLate(rec)
 			continue
 		}
 		ks := w.store.key(w.keyOf(rec), true)
-		ps := t - floorMod(t-wp.offset, w.pane)
+		ps := t - floorMod(t-wp.Offset, w.pane)
 		s := ks.slotAt(ps)
 		if s == nil {
 			s = w.store.newSlot(ps, ps+w.pane)
@@ -207,8 +207,8 @@ func (w *windowOp) processPanes(ctx context.Context, recs []abi.Record) error {
 		}
 		// The window with the earliest end fires first: if it has fired,
 		// the record is late but within the allowed lateness.
-		firstEnd := lastStart + wp.size - (lastStart-(t-wp.size+1))/wp.slide*wp.slide
-		if wp.processing || firstEnd-1 > w.wm {
+		firstEnd := lastStart + wp.Size - (lastStart-(t-wp.Size+1))/wp.Slide*wp.Slide
+		if wp.Processing || firstEnd-1 > w.wm {
 			if err := w.fn.add(ctx, ks, s, rec); err != nil {
 				return err
 			}
@@ -235,9 +235,9 @@ func (w *windowOp) refirePanes(ctx context.Context, ks *keyState, s *slot, rec *
 		return err
 	}
 	w.fs, w.slotBuf = w.fs[:0], w.slotBuf[:0]
-	for start := lastStart; start > t-wp.size; start -= wp.slide {
-		end := start + wp.size
-		if end-1 > w.wm || end-1+wp.lateness <= w.wm {
+	for start := lastStart; start > t-wp.Size; start -= wp.Slide {
+		end := start + wp.Size
+		if end-1 > w.wm || end-1+wp.Lateness <= w.wm {
 			continue
 		}
 		w.fs = append(w.fs, w.paneFiring(ks, start, end))
@@ -264,16 +264,16 @@ func (w *windowOp) indexPane(ps int64, ks *keyState) {
 func (w *windowOp) registerPane(ps int64) {
 	wp := w.plan
 	d := w.domain()
-	lastStart := ps - floorMod(ps-wp.offset, wp.slide)
-	for start := lastStart; start > ps-wp.size; start -= wp.slide {
+	lastStart := ps - floorMod(ps-wp.Offset, wp.Slide)
+	for start := lastStart; start > ps-wp.Size; start -= wp.Slide {
 		// A window already due fires when its late records come.
-		if end := start + wp.size; wp.processing || end-1 > w.wm {
+		if end := start + wp.Size; wp.Processing || end-1 > w.wm {
 			w.timers.Register(d, end-1, nil, w.namespace(timerFire, end))
 		}
 	}
-	clean := lastStart + wp.size - 1
-	if !wp.processing {
-		clean += wp.lateness
+	clean := lastStart + wp.Size - 1
+	if !wp.Processing {
+		clean += wp.Lateness
 	}
 	w.timers.Register(d, clean, nil, w.namespace(timerClean, ps))
 }
@@ -303,12 +303,12 @@ func (w *windowOp) paneFiring(ks *keyState, start, end int64) firing {
 func (w *windowOp) onTimer(tm watermark.Timer) error {
 	t := namespaceTime(tm.Namespace)
 	switch {
-	case w.plan.typ == windowSession:
+	case w.plan.Type == WindowSession:
 		w.sessionTimer(tm, t)
 	case tm.Namespace[0] == timerClean:
 		w.cleans = append(w.cleans, t)
 	default:
-		start := t - w.plan.size
+		start := t - w.plan.Size
 		for ps := start; ps < t; ps += w.pane {
 			for _, ks := range w.panes[ps] {
 				if ks.fired != t {
@@ -331,7 +331,7 @@ func (w *windowOp) fireTimers(ctx context.Context, d abi.TimeDomain, upTo int64)
 	if err := w.fireAll(ctx); err != nil {
 		return err
 	}
-	if w.plan.typ == windowSession {
+	if w.plan.Type == WindowSession {
 		w.dropSessions()
 	}
 	for _, t := range w.cleans {
@@ -378,8 +378,8 @@ func (w *windowOp) Advance(ctx context.Context, wm int64) error {
 		w.wm = wm
 		var err error
 		switch {
-		case w.plan.typ == windowCount:
-		case !w.plan.processing:
+		case w.plan.Type == WindowCount:
+		case !w.plan.Processing:
 			err = w.fireTimers(ctx, abi.EventTime, wm)
 		case wm == watermark.MaxWatermark:
 			// The end of input fires every processing-time window.
@@ -398,7 +398,7 @@ func (w *windowOp) Advance(ctx context.Context, wm int64) error {
 }
 
 func (w *windowOp) Tick(ctx context.Context, now int64) error {
-	if w.plan.processing && w.plan.typ != windowCount && now > w.lastTick {
+	if w.plan.Processing && w.plan.Type != WindowCount && now > w.lastTick {
 		w.lastTick = now
 		if err := w.fireTimers(ctx, abi.ProcessingTime, now); err != nil {
 			return err

@@ -146,13 +146,13 @@ func TestWindowProperty(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(trial), 7))
 		slide := []int64{5, 10, 20}[rng.IntN(3)]
 		size := slide * int64(1+rng.IntN(4))
-		wp := windowPlan{typ: windowSliding, size: size, slide: slide, lateness: []int64{0, 0, 15, 40}[rng.IntN(4)],
-			builtin: aggs[rng.IntN(len(aggs))], field: "n"}
+		wp := Window{Type: WindowSliding, Size: size, Slide: slide, Lateness: []int64{0, 0, 15, 40}[rng.IntN(4)],
+			Builtin: aggs[rng.IntN(len(aggs))], Field: "n"}
 		if trial%4 == 3 {
-			wp = windowPlan{typ: windowCount, count: int64(1 + rng.IntN(5)), builtin: wp.builtin, field: "n"}
-			wp.countSlide = []int64{wp.count, 1, 2}[rng.IntN(3)]
-			if wp.count%wp.countSlide != 0 {
-				wp.countSlide = wp.count
+			wp = Window{Type: WindowCount, Count: int64(1 + rng.IntN(5)), Builtin: wp.Builtin, Field: "n"}
+			wp.CountSlide = []int64{wp.Count, 1, 2}[rng.IntN(3)]
+			if wp.Count%wp.CountSlide != 0 {
+				wp.CountSlide = wp.Count
 			}
 		}
 		delay := int64(rng.IntN(30))
@@ -164,10 +164,10 @@ func TestWindowProperty(t *testing.T) {
 		}
 		var want []string
 		var wantLate int64
-		if wp.typ == windowCount {
-			want = refCountWindows(recs, wp.count, wp.countSlide, wp.builtin)
+		if wp.Type == WindowCount {
+			want = refCountWindows(recs, wp.Count, wp.CountSlide, wp.Builtin)
 		} else {
-			want, wantLate = refTimeWindows(recs, wp.size, wp.slide, wp.lateness, delay, wp.builtin)
+			want, wantLate = refTimeWindows(recs, wp.Size, wp.Slide, wp.Lateness, delay, wp.Builtin)
 		}
 
 		out := &resultSink{}
@@ -175,7 +175,7 @@ func TestWindowProperty(t *testing.T) {
 		policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		wo := &operator.Out{Max: 1 + rng.IntN(8), Next: out}
 		w := newWindowOp("win", &wp, c, policy, wo, nil)
-		w.fn = &builtinFunc{name: wp.builtin, field: "n", policy: policy, out: wo}
+		w.fn = &builtinFunc{name: wp.Builtin, field: "n", policy: policy, out: wo}
 		gen := newWMSource(wmBounded, delay, 0, 0, func(context.Context, bool) error { return nil }, w)
 		gen.setSplits(1)
 		ctx := context.Background()

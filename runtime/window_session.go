@@ -26,7 +26,7 @@ func (w *windowOp) processSessions(ctx context.Context, recs []abi.Record) error
 	now := w.clock()
 	for i := range recs {
 		rec := &recs[i]
-		gap := wp.gap
+		gap := wp.Gap
 		if w.gapCall != nil {
 			if gap = w.gaps[i]; gap <= 0 {
 				continue
@@ -34,7 +34,7 @@ func (w *windowOp) processSessions(ctx context.Context, recs []abi.Record) error
 		}
 		t := w.timeOf(rec, now)
 		start, end := t, t+gap
-		if !wp.processing && end-1+wp.lateness <= w.wm {
+		if !wp.Processing && end-1+wp.Lateness <= w.wm {
 			w.tooLate(rec)
 			continue
 		}
@@ -43,7 +43,7 @@ func (w *windowOp) processSessions(ctx context.Context, recs []abi.Record) error
 		if err != nil {
 			return err
 		}
-		if wp.processing || s.end-1 > w.wm {
+		if wp.Processing || s.end-1 > w.wm {
 			if err := w.fn.add(ctx, ks, s, rec); err != nil {
 				return err
 			}
@@ -145,11 +145,11 @@ func (w *windowOp) sessionTimers() {
 		s.timerEnd = s.end
 		// A session already due fired when its record came (late within
 		// the allowed lateness): only its cleanup is left to register.
-		if w.plan.processing || s.end-1 > w.wm {
+		if w.plan.Processing || s.end-1 > w.wm {
 			w.timers.Register(d, s.end-1, t.ks.key, w.namespace(timerFire, s.end))
 		}
-		if w.plan.lateness > 0 && !w.plan.processing {
-			w.timers.Register(d, s.end-1+w.plan.lateness, t.ks.key, w.namespace(timerClean, s.end))
+		if w.plan.Lateness > 0 && !w.plan.Processing {
+			w.timers.Register(d, s.end-1+w.plan.Lateness, t.ks.key, w.namespace(timerClean, s.end))
 		}
 	}
 	clear(w.touched)
@@ -162,8 +162,8 @@ func (w *windowOp) deleteSessionTimers(key []byte, s *slot) {
 	}
 	d := w.domain()
 	w.timers.Delete(d, s.timerEnd-1, key, w.namespace(timerFire, s.timerEnd))
-	if w.plan.lateness > 0 && !w.plan.processing {
-		w.timers.Delete(d, s.timerEnd-1+w.plan.lateness, key, w.namespace(timerClean, s.timerEnd))
+	if w.plan.Lateness > 0 && !w.plan.Processing {
+		w.timers.Delete(d, s.timerEnd-1+w.plan.Lateness, key, w.namespace(timerClean, s.timerEnd))
 	}
 	s.timerEnd = 0
 }
@@ -188,7 +188,7 @@ func (w *windowOp) sessionTimer(tm watermark.Timer, end int64) {
 		n := len(w.slotBuf)
 		w.fs = append(w.fs, firing{key: ks.key, start: s.start, end: s.end, slots: w.slotBuf[n-1 : n : n]})
 	}
-	if tm.Namespace[0] == timerClean || w.plan.lateness == 0 || w.plan.processing {
+	if tm.Namespace[0] == timerClean || w.plan.Lateness == 0 || w.plan.Processing {
 		w.drops = append(w.drops, touchedSlot{ks: ks, s: s})
 	}
 }

@@ -49,9 +49,9 @@ func appendWindowNamespace(dst []byte, start, end int64) []byte {
 	return binary.BigEndian.AppendUint64(dst, uint64(end)^1<<63)
 }
 
-func newWindowState(keyed *state.Keyed, states int, wp *windowPlan) *windowState {
-	s := &windowState{keyed: keyed, states: states, cleanup: watermark.NewTimerService(), domain: abi.EventTime, lateness: wp.lateness}
-	if wp.processing {
+func newWindowState(keyed *state.Keyed, states int, wp *Window) *windowState {
+	s := &windowState{keyed: keyed, states: states, cleanup: watermark.NewTimerService(), domain: abi.EventTime, lateness: wp.Lateness}
+	if wp.Processing {
 		s.domain, s.lateness = abi.ProcessingTime, 0
 	}
 	s.env.KeyedEnv = operator.NewKeyedEnv(keyed, nil)
@@ -143,19 +143,19 @@ func windowStateFail(vertex string, err error) error {
 // windowStateProblem refuses per-window state where windows cannot keep it:
 // merging (session) windows, as Flink does, and count windows, which never
 // end in time, so their state could never be cleared.
-func windowStateProblem(wp *windowPlan, wpath string, fn *funcRef) string {
-	if !wp.states {
+func windowStateProblem(wp *Window, wpath string, fn *Func) string {
+	if !wp.States {
 		return ""
 	}
 	var why string
-	switch wp.typ {
-	case windowSession:
+	switch wp.Type {
+	case WindowSession:
 		why = "per-window state is not allowed when using merging (session) windows"
-	case windowCount:
+	case WindowCount:
 		why = "per-window state is not allowed with count windows, which never end in time to clear it"
 	default:
 		return ""
 	}
 	return fmt.Sprintf("%s.type: %s, and process_window function %q of module %s declares states %s (use tumbling or sliding windows, or a module without states)",
-		wpath, why, fn.name, fn.module.id, stateList(fn.module.desc))
+		wpath, why, fn.Function, fn.module.id, stateList(fn.module.desc))
 }

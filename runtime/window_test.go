@@ -63,7 +63,7 @@ func (st windowStep) apply(ctx context.Context, s operator.Stage) error {
 
 // testWindow builds a window operator with a built-in aggregate, or fn,
 // writing its results to out and its late records to late (when not nil).
-func testWindow(wp *windowPlan, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
+func testWindow(wp *Window, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	wo := &operator.Out{Max: 4, Next: out}
@@ -73,7 +73,7 @@ func testWindow(wp *windowPlan, fn func(w *windowOp, out *operator.Out, policy *
 	}
 	w := newWindowOp("win", wp, c, policy, wo, lateStage)
 	if fn == nil {
-		w.fn = &builtinFunc{name: wp.builtin, field: wp.field, policy: policy, out: wo}
+		w.fn = &builtinFunc{name: wp.Builtin, field: wp.Field, policy: policy, out: wo}
 	} else {
 		w.fn = fn(w, wo, policy)
 	}
@@ -99,7 +99,7 @@ func checkLines(t *testing.T, what string, got, want []string) {
 func TestWindowBuiltinGolden(t *testing.T) {
 	tests := []struct {
 		name  string
-		plan  windowPlan
+		plan  Window
 		steps []windowStep
 		want  []string
 		late  []string
@@ -108,7 +108,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 	}{
 		{
 			name: "tumbling count out of order",
-			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, builtin: builtinCount},
+			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount},
 			steps: []windowStep{
 				"a@3 {}; b@12 {}; a@1 {}; a@11 {}", "a@9 {}", "wm 9", "b@10 {}", "wm 19", "wm max",
 			},
@@ -120,7 +120,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "tumbling with offset, sum avg",
-			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, offset: 5, builtin: builtinSum, field: "n"},
+			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, Offset: 5, Builtin: builtinSum, Field: "n"},
 			steps: []windowStep{
 				`k@4 {"n":1}; k@5 {"n":2.5}; k@14 {"n":-3}; k@15 {"n":4}`, "wm max",
 			},
@@ -132,7 +132,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "sliding min max share panes",
-			plan: windowPlan{typ: windowSliding, size: 10, slide: 5, builtin: builtinMax, field: "n"},
+			plan: Window{Type: WindowSliding, Size: 10, Slide: 5, Builtin: builtinMax, Field: "n"},
 			steps: []windowStep{
 				`k@1 {"n":1}; k@7 {"n":7}; k@12 {"n":3}`, "wm 9", "wm 14", "wm max",
 			},
@@ -145,7 +145,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "lateness: on time, late within lateness re-fires, too late goes to the side",
-			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, lateness: 5, builtin: builtinCount},
+			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, Lateness: 5, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@1 a; k@2 b", "wm 9", "k@3 c", "k@4 d; k@5 e", "wm 13", "k@6 f", "wm 14", "k@7 g", "wm max",
 			},
@@ -161,7 +161,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "late without lateness",
-			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, builtin: builtinCount},
+			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@1 a", "wm 9", "k@9 b; k@10 c", "wm max",
 			},
@@ -174,7 +174,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "window_all ignores keys",
-			plan: windowPlan{typ: windowTumbling, size: 10, slide: 10, all: true, builtin: builtinAvg, field: "n"},
+			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, All: true, Builtin: builtinAvg, Field: "n"},
 			steps: []windowStep{
 				`a@1 {"n":1}; b@2 {"n":2}`, "wm max",
 			},
@@ -182,7 +182,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "session merge",
-			plan: windowPlan{typ: windowSession, gap: 5, builtin: builtinCount},
+			plan: Window{Type: WindowSession, Gap: 5, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@0 a; k@20 b; j@0 x", "k@10 c", "k@5 d", "wm 30", "wm max",
 			},
@@ -194,7 +194,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "session late within lateness re-fires the merged session",
-			plan: windowPlan{typ: windowSession, gap: 5, lateness: 10, builtin: builtinCount},
+			plan: Window{Type: WindowSession, Gap: 5, Lateness: 10, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@0 a", "wm 10", "k@4 b", "k@12 c", "wm 30", "k@3 late; k@20 d", "wm max",
 			},
@@ -208,7 +208,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "tumbling count window",
-			plan: windowPlan{typ: windowCount, count: 3, countSlide: 3, builtin: builtinSum, field: "n"},
+			plan: Window{Type: WindowCount, Count: 3, CountSlide: 3, Builtin: builtinSum, Field: "n"},
 			steps: []windowStep{
 				`k@5 {"n":1}; k@3 {"n":2}; j@1 {"n":9}; k@9 {"n":3}; k@1 {"n":4}`, `k@2 {"n":5}; k@4 {"n":6}`, "wm max",
 			},
@@ -219,7 +219,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "sliding count window",
-			plan: windowPlan{typ: windowCount, count: 4, countSlide: 2, builtin: builtinCount},
+			plan: Window{Type: WindowCount, Count: 4, CountSlide: 2, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@1 a; k@2 b; k@3 c", "k@4 d; k@5 e; k@6 f; k@7 g", "wm max",
 			},
@@ -246,7 +246,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 			if got := c.late.Load(); got != tt.dropped {
 				t.Fatalf("late records %d, want %d", got, tt.dropped)
 			}
-			if w.store.keys() != 0 && tt.plan.typ != windowCount {
+			if w.store.keys() != 0 && tt.plan.Type != WindowCount {
 				t.Fatalf("%d keys left after the end of input", w.store.keys())
 			}
 		})
