@@ -55,7 +55,7 @@ func TestValidationDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := h.Compile(ctx, buildWAT(t, "spin", []byte(src)))
-	want := []string{"deadline in _initialize: module closed with context canceled"}
+	want := []string{"deadline in _initialize: validation stopped: context deadline exceeded"}
 	var verr *ValidationError
 	if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Problems, want) {
 		t.Fatalf("error %v, want the problems %q", err, want)

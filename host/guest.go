@@ -193,6 +193,9 @@ func (p *Guest) acquire(ctx context.Context, function string) (*instance, error)
 	if fresh {
 		if kind, err := inst.initialize(p.module.host.now()); err != nil {
 			p.discard(ctx)
+			if kind == KindDeadline {
+				err = fmt.Errorf("call timeout %s: %w", p.timeout, err)
+			}
 			return nil, p.callError(function, kind, err)
 		}
 	}

@@ -16,29 +16,20 @@ const maxLine = 4096
 
 // guestLog implements platform.log(level, ptr, len): the message at
 // [ptr, ptr+len) of the caller's memory goes to slog. A location outside
-// memory is reported instead of the message; nothing a guest passes makes it
-// panic.
+// memory traps the call, whatever the log level, as the state imports do.
 func guestLog(ctx context.Context, mod api.Module, stack []uint64) {
 	inst, ok := ctx.Value(instanceKey{}).(*instance)
 	if !ok {
 		return
 	}
+	ptr, n := api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
+	whole := guest(mod, abi.ImportLog, ptr, n)
 	level := slogLevel(abi.LogLevel(api.DecodeI32(stack[0])))
 	logger := inst.code.mod.host.log
 	if !logger.Enabled(ctx, level) {
 		return
 	}
-	ptr, n := api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
-	mem := mod.Memory()
-	if mem == nil {
-		return
-	}
-	msg, ok := mem.Read(ptr, min(n, maxLine))
-	if !ok {
-		logger.LogAttrs(ctx, slog.LevelWarn, "guest log message outside memory",
-			inst.logAttrs(slog.Uint64("ptr", uint64(ptr)), slog.Uint64("len", uint64(n)))...)
-		return
-	}
+	msg := whole[:min(n, maxLine)]
 	var extra []slog.Attr
 	if n > maxLine {
 		extra = append(extra, slog.Uint64("truncated_bytes", uint64(n-maxLine)))

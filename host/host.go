@@ -32,6 +32,8 @@ type Host struct {
 	// name, with the signatures they must have.
 	imports map[string]map[string]api.FunctionDefinition
 	closed  atomic.Bool
+	// validateTimeout bounds a module's validation calls.
+	validateTimeout time.Duration
 
 	mu      sync.Mutex
 	engines map[uint32]*engine
@@ -49,10 +51,11 @@ type moduleEntry struct {
 // New creates a Host and its runtime for the default memory limit.
 func New(ctx context.Context, cfg Config) (*Host, error) {
 	h := &Host{
-		log:     cfg.Logger,
-		epoch:   time.Now(),
-		engines: make(map[uint32]*engine),
-		modules: make(map[string]*moduleEntry),
+		log:             cfg.Logger,
+		epoch:           time.Now(),
+		validateTimeout: validateTimeout,
+		engines:         make(map[uint32]*engine),
+		modules:         make(map[string]*moduleEntry),
 	}
 	if h.log == nil {
 		h.log = slog.Default()

@@ -72,7 +72,8 @@ type instance struct {
 }
 
 // instantiate creates an instance whose context derives from parent. It
-// does not run _initialize.
+// runs no guest code: the module's start function and _initialize run in
+// initialize, once the instance's stop flag can stop them.
 func (c *compiled) instantiate(parent context.Context) (*instance, error) {
 	inst := &instance{code: c}
 	inst.stdout = lineWriter{inst: inst, stream: "stdout", level: slog.LevelInfo}
@@ -104,19 +105,35 @@ func (c *compiled) instantiate(parent context.Context) (*instance, error) {
 	return inst, nil
 }
 
-// initialize runs the reactor initialiser, when the module exports one.
+// startFunction names the module's start function (exported as
+// startExport) in errors and logs.
+const startFunction = "start function"
+
+// initialize runs what the module runs before its first call: its start
+// function (instrument moved it out of instantiation, where nothing could
+// stop it) and its reactor initialiser, each when the module has it. Both
+// count from stamp: one deadline bounds them together.
 func (i *instance) initialize(stamp int64) (ErrorKind, error) {
-	if i.mod.ExportedFunction(abi.ExportInitialize) == nil {
-		return "", nil
+	for _, name := range [...]string{startExport, abi.ExportInitialize} {
+		if i.mod.ExportedFunction(name) == nil {
+			continue
+		}
+		if kind, err := i.invoke(name, nil, stamp); err != nil {
+			return kind, err
+		}
 	}
-	return i.invoke(abi.ExportInitialize, nil, stamp)
+	return "", nil
 }
 
 // invoke calls an export by name outside the hot path, unless halt has
 // stopped the instance; a failure comes back classified, its error
-// prefixed with the name.
+// prefixed with the name (startFunction for startExport).
 func (i *instance) invoke(name string, stack []uint64, stamp int64) (ErrorKind, error) {
-	i.function = name
+	label := name
+	if name == startExport {
+		label = startFunction
+	}
+	i.function = label
 	var err error
 	if i.start.CompareAndSwap(0, stamp) {
 		err = i.mod.ExportedFunction(name).CallWithStack(i.ctx, stack)
@@ -126,7 +143,7 @@ func (i *instance) invoke(name string, stack []uint64, stamp int64) (ErrorKind, 
 		return "", nil
 	}
 	kind, err := i.classify(err, expired)
-	return kind, fmt.Errorf("%s: %w", name, err)
+	return kind, fmt.Errorf("%s: %w", label, err)
 }
 
 // finish ends a call and reports whether it was stopped.

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unicode/utf8"
+
+	"wasmstream.io/platform/abi"
 )
 
 // Instrumentation makes guest calls stoppable without wazero's
@@ -43,9 +46,34 @@ import (
 // the loop head after the slow path keeps the loop body a single path for
 // wazero's compiler, which would otherwise reload values at the join.
 
-// stopExport is the name of the stop flag's export. A module that exports
-// or imports something of that name is refused.
-const stopExport = "platform_stop"
+// The instrumenter also moves the module's start function, if it has one,
+// out of the start section into an export named startExport, which the
+// host calls after instantiation, before _initialize, under the deadline
+// of the instance's first call: a start section would run inside wazero's
+// instantiation, before the stop flag can be reached, where nothing could
+// stop it.
+//
+// And it keeps only the function exports the host calls (hostExports): the
+// others are never called, and wazero builds its function definitions
+// (for its export lists and for the stack trace of every trap) in time
+// proportional to functions times function exports. A function whose
+// export is dropped is declared in a declarative element segment instead,
+// so that ref.func may still name it, as its export allowed.
+
+// stopExport is the name of the stop flag's export, startExport that of
+// the start function. A module that exports or imports something of
+// either name is refused.
+const (
+	stopExport  = "platform_stop"
+	startExport = "platform_start"
+)
+
+// hostExports are the function exports the host calls or checks; the
+// instrumenter drops the others.
+var hostExports = map[string]bool{
+	abi.ExportVersion: true, abi.ExportAlloc: true, abi.ExportDescribe: true, abi.ExportCall: true,
+	abi.ExportInitialize: true, "_start": true,
+}
 
 var errReservedName = errors.New("name reserved by the platform")
 
@@ -90,8 +118,32 @@ type section struct {
 
 // moduleInfo is what the instrumenter needs to know of a module.
 type moduleInfo struct {
-	importedFuncs, importedGlobals, globals uint32
-	hasGlobals, hasExports, hasMemory       bool
+	importedFuncs, importedGlobals, globals, funcs uint32
+	hasGlobals, hasExports, hasMemory, hasElements bool
+	// hasStart says whether the module has a start function, start.
+	hasStart bool
+	start    uint32
+	// dropped counts the function exports the instrumenter drops.
+	dropped int
+}
+
+// checkIndexes checks the function indexes that instrument moves out of
+// the sections where wazero would check them: the start function's and
+// those of dropped exports, for the export section at r.
+func (m *moduleInfo) checkIndexes(s section) error {
+	total := uint64(m.importedFuncs) + uint64(m.funcs)
+	if m.hasStart && uint64(m.start) >= total {
+		return fmt.Errorf("start function %d of %d", m.start, total)
+	}
+	if s.id != secExport {
+		return nil
+	}
+	return forExports(s, func(name []byte, kind byte, index uint32, _ []byte) error {
+		if kind == externFunc && uint64(index) >= total {
+			return fmt.Errorf("export %q: function %d of %d", name, index, total)
+		}
+		return nil
+	})
 }
 
 // instrument returns a copy of a module with a stop flag, a budget and
@@ -112,6 +164,11 @@ func instrument(wasm []byte) ([]byte, error) {
 			return nil, fmt.Errorf("instrument: %w", err)
 		}
 	}
+	for _, s := range sections {
+		if err := info.checkIndexes(s); err != nil {
+			return nil, fmt.Errorf("instrument: %w", err)
+		}
+	}
 	stop := uint64(info.importedGlobals) + uint64(info.globals)
 	if stop+1 > math.MaxUint32 {
 		return nil, errors.New("instrument: too many globals")
@@ -119,6 +176,9 @@ func instrument(wasm []byte) ([]byte, error) {
 	w := moduleWriter{
 		out:  append(make([]byte, 0, len(wasm)+len(wasm)/4+64), wasmHeader...),
 		stop: uint32(stop), addGlobal: !info.hasGlobals, addExport: !info.hasExports,
+		hasStart: info.hasStart, start: info.start,
+		declared:   make([]uint32, 0, info.dropped),
+		addElement: !info.hasElements && info.dropped > 0,
 		loopCheck:  stopCheck(uint32(stop), info.hasMemory, true),
 		otherCheck: stopCheck(uint32(stop), info.hasMemory, false),
 	}
@@ -180,9 +240,20 @@ func (m *moduleInfo) read(s section) error {
 		n, err := r.u32()
 		m.globals = n
 		return err
+	case secFunction:
+		n, err := r.u32()
+		m.funcs = n
+		return err
 	case secExport:
 		m.hasExports = true
-		return readExports(r)
+		return m.readExports(s)
+	case secStart:
+		m.hasStart = true
+		n, err := r.u32()
+		m.start = n
+		return err
+	case secElement:
+		m.hasElements = true
 	case secMemory:
 		n, err := r.u32()
 		m.hasMemory = m.hasMemory || n > 0
@@ -202,7 +273,7 @@ func (m *moduleInfo) readImports(r *wasmReader) error {
 		if name, err = r.name(); err != nil {
 			break
 		}
-		if string(name) == stopExport {
+		if string(name) == stopExport || string(name) == startExport {
 			return fmt.Errorf("import %s.%s: %w", module, name, errReservedName)
 		}
 		if kind, err = r.byte(); err != nil {
@@ -235,19 +306,51 @@ func (m *moduleInfo) readImports(r *wasmReader) error {
 	return err
 }
 
-func readExports(r *wasmReader) error {
+// readExports checks the export names, which wazero does not see for the
+// exports instrument drops: valid UTF-8, unique, none reserved.
+func (m *moduleInfo) readExports(s section) error {
+	seen := make(map[string]struct{})
+	return forExports(s, func(name []byte, kind byte, _ uint32, _ []byte) error {
+		switch {
+		case string(name) == stopExport || string(name) == startExport:
+			return fmt.Errorf("export %s: %w", name, errReservedName)
+		case !utf8.Valid(name):
+			return fmt.Errorf("export %q: name is not UTF-8", name)
+		}
+		if _, dup := seen[string(name)]; dup {
+			return fmt.Errorf("export %q: duplicate name", name)
+		}
+		seen[string(name)] = struct{}{}
+		if kind == externFunc && !hostExports[string(name)] {
+			m.dropped++
+		}
+		return nil
+	})
+}
+
+// forExports calls fn with each entry of an export section: its name,
+// kind, index and encoding.
+func forExports(s section, fn func(name []byte, kind byte, index uint32, raw []byte) error) error {
+	r := &wasmReader{buf: s.content, base: s.start}
 	n, err := r.u32()
 	for i := uint32(0); err == nil && i < n; i++ {
+		at := r.pos
 		var name []byte
+		var kind byte
+		var index uint32
 		if name, err = r.name(); err != nil {
 			break
 		}
-		if string(name) == stopExport {
-			return fmt.Errorf("export %s: %w", name, errReservedName)
+		if kind, err = r.byte(); err != nil {
+			break
 		}
-		if _, err = r.byte(); err == nil {
-			err = r.indexes(1)
+		if index, err = r.u32(); err != nil {
+			break
 		}
+		err = fn(name, kind, index, r.buf[at:r.pos])
+	}
+	if err == nil && !r.done() {
+		err = r.errorf("%d bytes after the last export", len(r.buf)-r.pos)
 	}
 	return err
 }

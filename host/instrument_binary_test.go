@@ -208,6 +208,8 @@ func TestInstrumentRefusesReservedName(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"export", `(module (func (export "platform_stop")))`, "export platform_stop: name reserved by the platform"},
 		{"import", `(module (import "env" "platform_stop" (global i32)))`, "import env.platform_stop: name reserved by the platform"},
+		{"start export", `(module (func (export "platform_start")))`, "export platform_start: name reserved by the platform"},
+		{"start import", `(module (import "env" "platform_start" (func)))`, "import env.platform_start: name reserved by the platform"},
 	}
 	h, _ := newHost(t, "")
 	for _, tt := range tests {
@@ -220,6 +222,51 @@ func TestInstrumentRefusesReservedName(t *testing.T) {
 			var verr *ValidationError
 			if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Problems, []string{tt.want}) {
 				t.Fatalf("Compile: error %v, want the problem %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestInstrumentRefusesInvalidMoves: instrument refuses the modules whose
+// flaws it would hide from wazero by dropping an export or moving the start
+// function, and Compile then reports what wazero finds wrong with them.
+func TestInstrumentRefusesInvalidMoves(t *testing.T) {
+	export := func(name string, index byte) []byte {
+		return append(appendName(nil, name), externFunc, index)
+	}
+	module := func(after ...[]byte) []byte {
+		m := rawModule{
+			before: [][]byte{sec(secType, 1, 0x60, 0, 0), sec(secFunction, 1, 0)},
+			after:  after,
+			funcs:  []rawFunc{{[]byte{0, 0x0b}}},
+		}
+		return m.assemble(false)
+	}
+	exports := func(entries ...[]byte) []byte {
+		return sec(secExport, append([]byte{byte(len(entries))}, bytes.Join(entries, nil)...)...)
+	}
+	tests := []struct{ name, instrument, wazero string }{
+		{"duplicate export name", `instrument: export "a": duplicate name`, `section export: export[1] duplicates name "a"`},
+		{"export name not UTF-8", `instrument: export "\xff": name is not UTF-8`, "section export: read export: export name is not valid UTF-8"},
+		{"export of a function out of range", `instrument: export "a": function 5 of 1`, `unknown function for export["a"]`},
+		{"start function out of range", `instrument: start function 3 of 1`, "invalid start function: func[3] has an invalid type"},
+	}
+	wasms := [][]byte{
+		module(exports(export("a", 0), export("a", 0))),
+		module(exports(export("\xff", 0))),
+		module(exports(export("a", 5))),
+		module(sec(secStart, 3)),
+	}
+	h, _ := newHost(t, "")
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := instrument(wasms[i]); err == nil || err.Error() != tt.instrument {
+				t.Fatalf("instrument: error %v, want %q", err, tt.instrument)
+			}
+			_, err := h.Compile(context.Background(), wasms[i])
+			var verr *ValidationError
+			if want := []string{"not a valid module: " + tt.wazero}; !errors.As(err, &verr) || !reflect.DeepEqual(verr.Problems, want) {
+				t.Fatalf("Compile: error %v, want the problems %q", err, want)
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package host
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,18 +57,47 @@ const stopWAT = `(global $platform_stop (mut i32) (i32.const 0))
   (global $platform_budget (mut i32) (i32.const 4096))
   (export "platform_stop" (global $platform_stop))`
 
+// markers are the markers of expand that name a function.
+var markers = regexp.MustCompile(`\{(export|start) (\$\w+)\}`)
+
 // expand makes the module a test case describes and the module instrument
 // must make of it: {loop} marks a loop head, {typed} the head of a loop
-// whose block type is a type index, {entry} a function entry, and {stop}
-// the end of the module.
+// whose block type is a type index, {entry} a function entry, {export $f}
+// the export of function $f under the name f (which instrument drops,
+// declaring $f instead), {start $f} the start function, and {stop} the end
+// of the module.
 func expand(src string, memory bool) (plain, instrumented string) {
-	plain = strings.NewReplacer("{loop}", "", "{typed}", "", "{entry}", "", "{stop}", "").Replace(src)
+	var declared []string
+	start := ""
+	instrumented = markers.ReplaceAllStringFunc(src, func(m string) string {
+		if parts := markers.FindStringSubmatch(m); parts[1] == "export" {
+			declared = append(declared, parts[2])
+		} else {
+			start = parts[2]
+		}
+		return ""
+	})
+	plain = markers.ReplaceAllStringFunc(src, func(m string) string {
+		parts := markers.FindStringSubmatch(m)
+		if parts[1] == "export" {
+			return fmt.Sprintf("(export %q)", parts[2][1:])
+		}
+		return "(start " + parts[2] + ")"
+	})
+	plain = strings.NewReplacer("{loop}", "", "{typed}", "", "{entry}", "", "{stop}", "").Replace(plain)
+	stop := stopWAT
+	if len(declared) > 0 {
+		stop = "(elem declare func " + strings.Join(declared, " ") + ")\n  " + stop
+	}
+	if start != "" {
+		stop += "\n  (export \"platform_start\" (func " + start + "))"
+	}
 	instrumented = strings.NewReplacer(
 		"{loop}", checkWAT(memory, true),
 		"{typed}", checkWAT(memory, false),
 		"{entry}", checkWAT(memory, false),
-		"{stop}", stopWAT,
-	).Replace(src)
+		"{stop}", stop,
+	).Replace(instrumented)
 	return plain, instrumented
 }
 
@@ -99,7 +130,7 @@ type watCase struct {
 var watCases = []watCase{
 	{name: "blocks, loops, ifs and br_table", src: `(module
   (memory 1)
-  (func (export "shapes") (param $n i32) (result i32)
+  (func $shapes {export $shapes} (param $n i32) (result i32)
     (local $i i32)
     (block $out
       (loop $a {loop}
@@ -144,19 +175,19 @@ var watCases = []watCase{
   {stop})`},
 	{name: "multi-value block types", src: `(module
   (memory 1)
-  (func (export "swap") (param i32 i32) (result i32 i32)
+  (func $swap {export $swap} (param i32 i32) (result i32 i32)
     (local.get 0) (local.get 1)
     (block (param i32 i32) (result i32 i32)
       (loop $l (param i32 i32) (result i32 i32) {typed}
         (if (param i32 i32) (result i32 i32) (i32.const 0)
           (then (br $l))
           (else)))))
-  (func (export "pair") (result i32 i64)
+  (func $pair {export $pair} (result i32 i64)
     (loop (result i32 i64) {typed} (i32.const 1) (i64.const 2)))
   {stop})`},
 	{name: "memory access and constants", src: `(module
   (memory 1)
-  (func (export "mem") (param $p i32)
+  (func $mem {export $mem} (param $p i32)
     (loop $l {loop}
       (i32.store offset=4 align=1 (local.get $p) (i32.load offset=65536 (local.get $p)))
       (i64.store32 offset=300 (local.get $p) (i64.load8_s (local.get $p)))
@@ -186,7 +217,7 @@ var watCases = []watCase{
   (data $d "abc")
   (elem $e func $f)
   (func $f)
-  (func (export "bulk") (param $p i32) (result i32)
+  (func $bulk {export $bulk} (param $p i32) (result i32)
     (loop $l (result i32) {loop}
       (memory.init $d (local.get $p) (i32.const 0) (i32.const 3))
       (data.drop $d)
@@ -212,7 +243,7 @@ var watCases = []watCase{
   {stop})`},
 	{name: "SIMD", src: `(module
   (memory 1)
-  (func (export "simd") (param $p i32) (result i32)
+  (func $simd {export $simd} (param $p i32) (result i32)
     (local $v v128)
     (loop $l (result i32) {loop}
       (local.set $v (v128.load offset=16 align=8 (local.get $p)))
@@ -238,7 +269,7 @@ var watCases = []watCase{
   (table $x 1 externref)
   (elem declare func $f)
   (func $f)
-  (func (export "refs") (param $e externref) (result i32)
+  (func $refs {export $refs} (param $e externref) (result i32)
     (loop $l {loop}
       (table.set $t (i32.const 0) (ref.func $f))
       (table.set $x (i32.const 0) (local.get $e))
@@ -256,7 +287,7 @@ var watCases = []watCase{
   (import "env" "g1" (global $g1 (mut i64)))
   (import "env" "t" (table 1 funcref))
   (global $own (mut i32) (i32.const 5))
-  (func (export "run") {entry}
+  (func $run {export $run} {entry}
     (call $f)
     (loop {loop} (br_if 0 (global.get $g0)))
     (global.set $own (i32.const 1))
@@ -269,7 +300,7 @@ var watCases = []watCase{
   (memory 1 2)
   (global $g (mut i32) (i32.const 0))
   (export "memory" (memory 0))
-  (start $init)
+  {start $init}
   (elem (i32.const 0) $init $imp)
   (func $init {entry} (call $imp) (data.drop $d))
   (data $d (i32.const 0) "hi")
@@ -279,7 +310,7 @@ var watCases = []watCase{
   (import "env" "f" (func $imp (type $v)))
   (table 2 funcref)
   (memory 1 2)
-  (start $init)
+  {start $init}
   (elem (i32.const 0) $init $imp)
   (func $init {entry} (call $imp) (data.drop $d))
   (data $d (i32.const 0) "hi")
@@ -297,12 +328,12 @@ var watCases = []watCase{
     (if (result i32) (i32.eqz (local.get $n))
       (then (i32.const 0))
       (else (return_call $count (i32.sub (local.get $n) (i32.const 1))))))
-  (func (export "down") (param $n i32) (result i32) {entry}
+  (func $down {export $down} (param $n i32) (result i32) {entry}
     (return_call_indirect (type $t) (local.get $n) (i32.const 0)))
   {stop})`},
 	{name: "threads", flags: []string{"--enable-threads"}, src: `(module
   (memory 1 1 shared)
-  (func (export "atomics") (param $p i32) (result i32)
+  (func $atomics {export $atomics} (param $p i32) (result i32)
     (loop $l {loop}
       (i32.atomic.store (local.get $p) (i32.const 1))
       (drop (i32.atomic.rmw.add offset=4 (local.get $p) (i32.const 1)))

@@ -17,6 +17,15 @@ type moduleWriter struct {
 	// loopCheck goes at loop heads whose block type is not a type index,
 	// otherCheck at other loop heads and on entry.
 	loopCheck, otherCheck []byte
+	// hasStart says whether the module has a start function, start,
+	// which the writer exports as startExport instead.
+	hasStart bool
+	start    uint32
+	// declared are the functions of the exports dropped, for a
+	// declarative element segment; addElement is set while the module
+	// still needs an element section of its own for it.
+	declared   []uint32
+	addElement bool
 }
 
 // section writes a section of the module, instrumented.
@@ -41,11 +50,19 @@ func (w *moduleWriter) section(s section, importedFuncs uint32) error {
 		}
 		w.out = appendSection(w.out, secGlobal, content)
 	case secExport:
-		content, err := appendEntries(s, 1, w.stopExportEntry())
+		w.out = appendSection(w.out, secExport, w.exports(s))
+	case secStart:
+		// exported as startExport instead
+	case secElement:
+		if len(w.declared) == 0 {
+			w.out = append(w.out, s.raw...)
+			break
+		}
+		content, err := appendEntries(s, 1, w.declarative())
 		if err != nil {
 			return err
 		}
-		w.out = appendSection(w.out, secExport, content)
+		w.out = appendSection(w.out, secElement, content)
 	case secCode:
 		content, err := w.code(s, importedFuncs)
 		if err != nil {
@@ -66,13 +83,50 @@ func (w *moduleWriter) addMissing(rank int) {
 		w.addGlobal = false
 	}
 	if w.addExport && rank > sectionRank[secExport] {
-		w.out = appendSection(w.out, secExport, append([]byte{1}, w.stopExportEntry()...))
+		w.out = appendSection(w.out, secExport, w.exports(section{}))
 		w.addExport = false
+	}
+	if w.addElement && rank > sectionRank[secElement] {
+		w.out = appendSection(w.out, secElement, append([]byte{1}, w.declarative()...))
+		w.addElement = false
 	}
 }
 
-func (w *moduleWriter) stopExportEntry() []byte {
-	return appendU32(append(appendName(nil, stopExport), externGlobal), w.stop)
+// exports returns the content of the export section s (empty when the
+// module has none) with only the function exports the host calls, and the
+// stop flag's and start function's exports; it collects the functions of
+// the others in declared. The section was read by moduleInfo.readExports.
+func (w *moduleWriter) exports(s section) []byte {
+	var kept []byte
+	count := uint32(0)
+	if s.content != nil {
+		_ = forExports(s, func(name []byte, kind byte, index uint32, raw []byte) error {
+			if kind == externFunc && !hostExports[string(name)] {
+				w.declared = append(w.declared, index)
+				return nil
+			}
+			kept = append(kept, raw...)
+			count++
+			return nil
+		})
+	}
+	kept = appendU32(append(appendName(kept, stopExport), externGlobal), w.stop)
+	count++
+	if w.hasStart {
+		kept = appendU32(append(appendName(kept, startExport), externFunc), w.start)
+		count++
+	}
+	return append(appendU32(make([]byte, 0, len(kept)+leb32), count), kept...)
+}
+
+// declarative encodes a declarative element segment of the functions in
+// declared: flags 3, element kind funcref, the function indexes.
+func (w *moduleWriter) declarative() []byte {
+	b := appendU32([]byte{0x03, 0x00}, uint32(len(w.declared)))
+	for _, f := range w.declared {
+		b = appendU32(b, f)
+	}
+	return b
 }
 
 // appendEntries returns the content of a vector section with n more

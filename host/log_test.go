@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -23,7 +24,6 @@ func TestGuestLog(t *testing.T) {
 		{Value: []byte("below range"), Timestamp: -5},
 		{Value: []byte("above range"), Timestamp: 9},
 		{Value: []byte(long), Timestamp: int64(abi.LogInfo)},
-		{Key: []byte("bad"), Value: []byte("location outside memory")},
 	}
 	if _, err := p.Call(context.Background(), fnLog, inputFrame(input...)); err != nil {
 		t.Fatal(err)
@@ -47,10 +47,42 @@ func TestGuestLog(t *testing.T) {
 		{slog.LevelDebug, "below range", base},
 		{slog.LevelError, "above range", base},
 		{slog.LevelInfo, long[:maxLine], with(map[string]string{"truncated_bytes": "10"})},
-		{slog.LevelWarn, "guest log message outside memory", with(map[string]string{"ptr": "4294967280", "len": "64"})},
 	}
 	if got := rec.matching(map[string]string{"module": m.ID}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("logs\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestGuestLogOutsideMemory: a message whose location is outside guest
+// memory traps the call (docs/ABI.md); what was logged before stays, and
+// the next call runs on a fresh instance.
+func TestGuestLogOutsideMemory(t *testing.T) {
+	h, rec := newHost(t, "")
+	m := compileFixture(t, h, "udf")
+	p := newPool(t, m, InstanceConfig{})
+	input := inputFrame(
+		abi.Record{Value: []byte("before"), Timestamp: int64(abi.LogInfo)},
+		abi.Record{Key: []byte("bad"), Value: []byte("location outside memory")}, // logs [-16, 48)
+		abi.Record{Value: []byte("after"), Timestamp: int64(abi.LogInfo)},
+	)
+	_, err := p.Call(context.Background(), fnLog, input)
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindTrap || ce.Function != "log" {
+		t.Fatalf("error %v, want a trap in log", err)
+	}
+	want := "platform.log: [4294967280, 4294967344) is outside memory of 131072 bytes (recovered by wazero)\n"
+	if msg := ce.Err.Error(); !strings.HasPrefix(msg, want) {
+		t.Fatalf("error %q, want it to begin with %q", msg, want)
+	}
+	got := rec.matching(map[string]string{"module": m.ID})
+	if len(got) != 1 || got[0].Message != "before" {
+		t.Fatalf("logs %+v, want only \"before\"", got)
+	}
+	if _, err := p.Call(context.Background(), fnLog, inputFrame(abi.Record{Value: []byte("again"), Timestamp: int64(abi.LogInfo)})); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Instantiations(); n != 2 {
+		t.Fatalf("%d instantiations, want 2", n)
 	}
 }
 

@@ -13,8 +13,9 @@ import (
 	"wasmstream.io/platform/abi"
 )
 
-// validateTimeout bounds the validation instance: _initialize, the ABI
-// version and the self-description together.
+// validateTimeout bounds the validation instance: its start function,
+// _initialize, the ABI version and the self-description together
+// (Host.validateTimeout, which tests lower).
 const validateTimeout = 5 * time.Second
 
 var (
@@ -37,7 +38,8 @@ var requiredExports = []exportSpec{
 }
 
 // checkExports names each required export that is missing or has another
-// signature, and an _initialize that is not () -> ().
+// signature, and an _initialize or start function (moved to startExport by
+// instrument, so wazero no longer checks its type) that is not () -> ().
 func checkExports(code wazero.CompiledModule) []string {
 	var problems []string
 	if _, ok := code.ExportedMemories()[abi.ExportMemory]; !ok {
@@ -58,6 +60,10 @@ func checkExports(code wazero.CompiledModule) []string {
 	if d, ok := fns[abi.ExportInitialize]; ok && !sameSignature(d, nil, nil) {
 		problems = append(problems, fmt.Sprintf("export %s: signature %s, want () -> ()",
 			abi.ExportInitialize, signature(d.ParamTypes(), d.ResultTypes())))
+	}
+	if d, ok := fns[startExport]; ok && !sameSignature(d, nil, nil) {
+		problems = append(problems, fmt.Sprintf("start function: signature %s, want () -> ()",
+			signature(d.ParamTypes(), d.ResultTypes())))
 	}
 	if _, start := fns["_start"]; start {
 		if _, init := fns[abi.ExportInitialize]; !init {
@@ -107,17 +113,27 @@ func typeList(types []api.ValueType) string {
 	return strings.Join(names, ", ")
 }
 
-// validate runs a module once: _initialize, the ABI version and the
-// self-description, within validateTimeout (halted when ctx is done).
+// validate runs a module once: its start function, _initialize, the ABI
+// version and the self-description, within the Host's validateTimeout
+// (halted when ctx is done). Instantiation runs no guest code (see
+// instantiate), so the halt covers every guest instruction validation
+// runs; a halted call traps at its next check, and the instance is closed
+// before validate returns.
 func (c *compiled) validate(ctx context.Context) (abi.Description, []string) {
-	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
+	timeout := c.mod.host.validateTimeout
+	vctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	inst, err := c.instantiate(ctx)
+	inst, err := c.instantiate(vctx)
 	if err != nil {
 		return abi.Description{}, []string{err.Error()}
 	}
-	stop := context.AfterFunc(ctx, inst.halt)
-	desc, problems := inst.validate()
+	stop := context.AfterFunc(vctx, inst.halt)
+	desc, problems := inst.validate(func() string {
+		if err := ctx.Err(); err != nil {
+			return "validation stopped: " + err.Error()
+		}
+		return fmt.Sprintf("did not return within the validation deadline of %s", timeout)
+	})
 	stop()
 	if err := inst.close(ctx); err != nil {
 		problems = append(problems, err.Error())
@@ -125,21 +141,29 @@ func (c *compiled) validate(ctx context.Context) (abi.Description, []string) {
 	return desc, problems
 }
 
-func (i *instance) validate() (abi.Description, []string) {
+// validate makes the validation calls; deadline says why a halted call was
+// stopped.
+func (i *instance) validate(deadline func() string) (abi.Description, []string) {
 	now := i.code.mod.host.now
+	failure := func(kind ErrorKind, err error) []string {
+		if kind == KindDeadline {
+			return []string{fmt.Sprintf("%s in %s: %s", kind, i.function, deadline())}
+		}
+		return []string{string(kind) + " in " + err.Error()}
+	}
 	if kind, err := i.initialize(now()); err != nil {
-		return abi.Description{}, []string{failure(kind, err)}
+		return abi.Description{}, failure(kind, err)
 	}
 	var problems []string
 	stack := []uint64{0}
 	if kind, err := i.invoke(abi.ExportVersion, stack, now()); err != nil {
-		return abi.Description{}, []string{failure(kind, err)}
+		return abi.Description{}, failure(kind, err)
 	}
 	if v := int32(stack[0]); v != abi.Version {
 		problems = append(problems, fmt.Sprintf("abi version %d, want %d", v, abi.Version))
 	}
 	if kind, err := i.invoke(abi.ExportDescribe, stack, now()); err != nil {
-		return abi.Description{}, append(problems, failure(kind, err))
+		return abi.Description{}, append(problems, failure(kind, err)...)
 	}
 	ptr, n := abi.Unpack(stack[0])
 	data, ok := i.mem.Read(ptr, n)
@@ -153,6 +177,3 @@ func (i *instance) validate() (abi.Description, []string) {
 	}
 	return desc, problems
 }
-
-// failure formats a failed validation call as "kind in name: error".
-func failure(kind ErrorKind, err error) string { return string(kind) + " in " + err.Error() }

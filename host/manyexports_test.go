@@ -1,0 +1,155 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"wasmstream.io/platform/abi"
+)
+
+// manyExportsDescription is the self-description of manyExportsModule.
+const manyExportsDescription = `{"abi":1,"functions":[{"name":"f","kind":"map"}]}`
+
+// manyExportsModule builds, byte by byte, a valid module with the ABI's
+// exports (as minimalWAT) and n more exported functions of type () -> ()
+// named e0, e1, ...; function f returns an empty output frame (at 2048).
+func manyExportsModule(n int) []byte { return manyExportsModuleStart(n, -1) }
+
+// manyExportsModuleStart is manyExportsModule with function start (0
+// platform_abi_version, 1 platform_alloc, ...) as start function, none if
+// negative.
+func manyExportsModuleStart(n, start int) []byte {
+	section := func(b []byte, id byte, content []byte) []byte { return appendSection(b, id, content) }
+	vec := func(count int, items []byte) []byte { return append(appendU32(nil, uint32(count)), items...) }
+	functype := func(params, results []byte) []byte {
+		b := append([]byte{0x60}, appendU32(nil, uint32(len(params)))...)
+		b = append(b, params...)
+		b = appendU32(b, uint32(len(results)))
+		return append(b, results...)
+	}
+	const i32, i64 = 0x7f, 0x7e
+	var types []byte
+	types = append(types, functype(nil, nil)...)                           // 0: () -> ()
+	types = append(types, functype(nil, []byte{i32})...)                   // 1: () -> i32
+	types = append(types, functype([]byte{i32}, []byte{i32})...)           // 2: (i32) -> i32
+	types = append(types, functype(nil, []byte{i64})...)                   // 3: () -> i64
+	types = append(types, functype([]byte{i32, i32, i32}, []byte{i64})...) // 4: (i32, i32, i32) -> i64
+
+	funcs := []byte{1, 2, 3, 4}
+	for range n {
+		funcs = append(funcs, 0)
+	}
+	abiNames := []string{abi.ExportVersion, abi.ExportAlloc, abi.ExportDescribe, abi.ExportCall}
+	exports := append(appendName(nil, abi.ExportMemory), externMemory, 0)
+	for i, name := range abiNames {
+		exports = appendU32(append(appendName(exports, name), externFunc), uint32(i))
+	}
+	for i := range n {
+		exports = appendU32(append(appendName(exports, fmt.Sprintf("e%d", i)), externFunc), uint32(len(abiNames)+i))
+	}
+	body := func(b []byte, code ...byte) []byte {
+		code = append(append([]byte{0}, code...), opEnd) // no locals
+		return append(appendU32(b, uint32(len(code))), code...)
+	}
+	var code []byte
+	code = body(code, 0x41, 0x01)                                                                     // i32.const 1
+	code = body(code, 0x41, 0x80, 0x08)                                                               // i32.const 1024
+	code = body(code, append([]byte{0x42}, appendI32(nil, int32(len(manyExportsDescription)))...)...) // i64.const len
+	code = body(code, append([]byte{0x42}, sleb64(2048<<32|4)...)...)                                 // an empty frame at 2048
+	for range n {
+		code = body(code)
+	}
+	data := append([]byte{0, 0x41, 0, opEnd}, appendName(nil, manyExportsDescription)...) // active, memory 0, offset 0
+
+	b := append([]byte(nil), wasmHeader...)
+	b = section(b, secType, vec(5, types))
+	b = section(b, secFunction, vec(len(funcs), funcs))
+	b = section(b, secMemory, []byte{1, 0, 1}) // one memory, min 1 page
+	b = section(b, secExport, vec(1+len(abiNames)+n, exports))
+	if start >= 0 {
+		b = section(b, secStart, appendU32(nil, uint32(start)))
+	}
+	b = section(b, secCode, vec(len(funcs), code))
+	return section(b, secData, vec(1, data))
+}
+
+// TestStartFunctionType: a start function that takes parameters or returns
+// results is refused, as wazero refuses it in a start section.
+func TestStartFunctionType(t *testing.T) {
+	h, _ := newHost(t, "")
+	_, err := h.Compile(context.Background(), manyExportsModuleStart(0, 1))
+	want := []string{"start function: signature (i32) -> (i32), want () -> ()"}
+	var verr *ValidationError
+	if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Problems, want) {
+		t.Fatalf("error %v, want the problems %q", err, want)
+	}
+}
+
+// sleb64 encodes v as a signed LEB128 integer.
+func sleb64(v int64) []byte {
+	var b []byte
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// TestValidateManyExports compiles modules with many exported functions
+// besides the ABI's and checks that each validates to its description and
+// runs.
+func TestValidateManyExports(t *testing.T) {
+	h, _ := newHost(t, "")
+	want := abi.Description{ABI: 1, Functions: []abi.Function{{Name: "f", Kind: abi.KindMap}}}
+	for _, n := range []int{0, 1, 1000, 200_000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			wasm := manyExportsModule(n)
+			m, err := h.Compile(context.Background(), wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(m.Description, want) || m.Size != len(wasm) {
+				t.Fatalf("description %+v size %d, want %+v %d", m.Description, m.Size, want, len(wasm))
+			}
+			p := newPool(t, m, InstanceConfig{})
+			out, err := p.Call(context.Background(), 0, inputFrame(values("x")...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []byte{0, 0, 0, 0}; !reflect.DeepEqual(out, want) {
+				t.Fatalf("output %v, want %v", out, want)
+			}
+		})
+	}
+}
+
+// BenchmarkValidateManyExports is Compile (instrumentation, compilation,
+// validation) of modules with n exported functions besides the ABI's, on a
+// fresh Host each time so that nothing is cached.
+func BenchmarkValidateManyExports(b *testing.B) {
+	for _, n := range []int{12_500, 25_000, 50_000, 100_000, 200_000} {
+		wasm := manyExportsModule(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				h, err := New(ctx, Config{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := h.Compile(ctx, wasm); err != nil {
+					b.Fatal(err)
+				}
+				if err := h.Close(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
