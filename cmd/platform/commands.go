@@ -22,7 +22,8 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newDemoCommand(), newVersionCommand(), newUDFCommand())
+	root.AddCommand(newServeCommand(), newDemoCommand(), newVersionCommand(), newUDFCommand(),
+		newModuleCommand(), newJobCommand(), newStreamCommand(), newPubCommand(), newSubCommand())
 	return root
 }
 

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,11 +75,11 @@ func runDemo(ctx context.Context, out io.Writer, lines int) error {
 		return err
 	}
 	defer s.stop(context.Background())
-	base := "http://" + s.addr()
-	fmt.Fprintf(out, "platform up: API %s, embedded NATS %s\n", base, s.embedded.ClientURL())
+	api := &apiClient{base: "http://" + s.addr()}
+	fmt.Fprintf(out, "platform up: API %s, embedded NATS %s\n", api.base, s.embedded.ClientURL())
 
 	var mod runtime.ModuleInfo
-	if err := httpJSON(ctx, http.MethodPost, base+"/v1/modules", "application/wasm", wasm, &mod); err != nil {
+	if _, err := api.call(ctx, http.MethodPost, "/v1/modules", "application/wasm", wasm, &mod); err != nil {
 		return fmt.Errorf("upload module: %w", err)
 	}
 	fmt.Fprintf(out, "uploaded module %s (%d bytes)\n", mod.ID, mod.Size)
@@ -100,18 +98,11 @@ func runDemo(ctx context.Context, out io.Writer, lines int) error {
 
 	start := time.Now()
 	var job runtime.JobInfo
-	if err := httpJSON(ctx, http.MethodPost, base+"/v1/jobs", "application/yaml", []byte(fmt.Sprintf(demoSpec, mod.ID)), &job); err != nil {
+	if _, err := api.call(ctx, http.MethodPost, "/v1/jobs", "application/yaml", []byte(fmt.Sprintf(demoSpec, mod.ID)), &job); err != nil {
 		return fmt.Errorf("submit job: %w", err)
 	}
-	for !job.State.Terminal() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if err := httpJSON(ctx, http.MethodGet, base+"/v1/jobs/"+job.ID, "", nil, &job); err != nil {
-			return err
-		}
+	if job, err = api.waitJob(ctx, job.ID); err != nil {
+		return err
 	}
 	elapsed := time.Since(start)
 	if job.State != runtime.StateFinished {
@@ -224,28 +215,4 @@ func printTop(out io.Writer, counts map[string]int, n int) {
 		}
 		fmt.Fprintf(out, "  %-12s %d\n", w, counts[w])
 	}
-}
-
-// httpJSON calls the API and decodes its JSON answer into dst.
-func httpJSON(ctx context.Context, method, url, contentType string, body []byte, dst any) error {
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, data)
-	}
-	return json.Unmarshal(data, dst)
 }

@@ -36,7 +36,13 @@ func startTestServer(t *testing.T) *testServer {
 // stop may stop it earlier.
 func startTestServerIn(t *testing.T, dataDir string) *testServer {
 	t.Helper()
-	cfg := config{HTTPAddr: "127.0.0.1:0", DataDir: dataDir, NATSPort: -1, LogFormat: "text", LogLevel: "warn"}
+	return startTestServerWith(t, config{HTTPAddr: "127.0.0.1:0", DataDir: dataDir, NATSPort: -1, LogFormat: "text", LogLevel: "warn"})
+}
+
+// startTestServerWith starts a platform with cfg (HTTPAddr and NATSPort
+// picking free ports).
+func startTestServerWith(t *testing.T, cfg config) *testServer {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,13 +31,8 @@ var platformBinary = sync.OnceValues(func() (string, error) {
 // runCLI runs the root command with args and returns its standard output.
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&bytes.Buffer{})
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
+	out, _, err := runCLIWith(context.Background(), "", args...)
+	return out, err
 }
 
 // TestUDFNewAndTest scaffolds a project in every language with `platform udf
