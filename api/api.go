@@ -1,7 +1,8 @@
 // Package api owns the HTTP control plane: uploading and deleting modules,
 // submitting, inspecting and cancelling jobs, a job's backpressure, the
 // metrics, liveness and readiness endpoints, and the web UI (ui/, embedded).
-// Errors are RFC 9457 problem details; docs/API.md is the user's reference.
+// Errors are RFC 9457 problem details of the kinds in one catalogue
+// (catalogue.go); docs/API.md is the user's reference.
 package api
 
 import (

@@ -39,5 +39,5 @@ func authorize(token string, next http.Handler) http.Handler {
 
 func unauthorized(w http.ResponseWriter, detail string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="platform"`)
-	writeProblem(w, blank(http.StatusUnauthorized, detail))
+	writeProblem(w, unauthenticated.problem(detail))
 }

@@ -36,7 +36,7 @@ func mediaTypeOK(w http.ResponseWriter, r *http.Request, allowed ...string) bool
 	if got == "" {
 		got = "none"
 	}
-	writeProblem(w, blank(http.StatusUnsupportedMediaType,
+	writeProblem(w, unsupportedMediaType.problem(
 		fmt.Sprintf("Content-Type must be one of %s; got %s", strings.Join(named, ", "), got)))
 	return false
 }
@@ -55,7 +55,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) 
 		tooLarge(w, limit, what)
 		return nil, false
 	case err != nil:
-		writeProblem(w, invalidRequest.problem("reading the "+what+": "+err.Error()))
+		writeProblem(w, invalidRequest.problem("read the "+what+": "+err.Error()))
 		return nil, false
 	case len(body) == 0:
 		writeProblem(w, invalidRequest.problem("empty body: send the "+what))
@@ -65,7 +65,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) 
 }
 
 func tooLarge(w http.ResponseWriter, limit int64, what string) {
-	p := blank(http.StatusRequestEntityTooLarge, what+" exceeds the limit of "+byteSize(limit))
+	p := bodyTooLarge.problem(what + " exceeds the limit of " + byteSize(limit))
 	p.Limit = limit
 	writeProblem(w, p)
 }

@@ -20,8 +20,6 @@ type Checkpoints interface {
 	StopJob(ctx context.Context, job string) (runtime.SavepointInfo, error)
 }
 
-var noCheckpoints = kind{problemBase + "no-checkpoints", "Job takes no checkpoints", http.StatusConflict}
-
 // checkpointRoutes adds the checkpoint and savepoint routes when the
 // platform serves them.
 func (s *server) checkpointRoutes(mux *http.ServeMux) {

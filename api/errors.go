@@ -49,5 +49,5 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 func (s *server) internal(w http.ResponseWriter, r *http.Request, args ...any) {
 	id := requestID(r.Context())
 	s.log.ErrorContext(r.Context(), "internal error", append([]any{"request_id", id}, args...)...)
-	writeProblem(w, blank(http.StatusInternalServerError, "internal error; request id "+id))
+	writeProblem(w, internalError.problem("internal error (request id "+id+")"))
 }

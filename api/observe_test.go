@@ -91,7 +91,7 @@ func TestInternalErrors(t *testing.T) {
 				t.Fatal("no X-Request-Id")
 			}
 			response{status: 500, header: map[string]string{"Content-Type": problemType},
-				body: `{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"internal error; request id ` + id + `"}`}.check(t, rec)
+				body: `{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"internal error (request id ` + id + `)"}`}.check(t, rec)
 			lines := logLines(t, &buf)
 			if len(lines) != 2 {
 				t.Fatalf("%d log lines, want 2: %v", len(lines), lines)

@@ -14,7 +14,7 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.ready != nil {
 		if err := s.ready(); err != nil {
-			writeProblem(w, blank(http.StatusServiceUnavailable, "not ready: "+err.Error()))
+			writeProblem(w, notReady.problem("not ready: "+err.Error()))
 			return
 		}
 	}

@@ -38,27 +38,10 @@ func (p fieldProblem) String() string {
 	return s
 }
 
-// kind is a problem type of this API: a stable identifier clients branch on.
-type kind struct {
-	typ    string
-	title  string
-	status int
-}
-
-const problemBase = "https://wasmstream.io/problems/"
-
-var (
-	invalidRequest = kind{problemBase + "invalid-request", "Invalid request", http.StatusBadRequest}
-	invalidModule  = kind{problemBase + "invalid-module", "Invalid module", http.StatusBadRequest}
-	invalidSpec    = kind{problemBase + "invalid-spec", "Invalid job spec", http.StatusBadRequest}
-	invalidJob     = kind{problemBase + "invalid-job", "Invalid job", http.StatusBadRequest}
-	notFound       = kind{problemBase + "not-found", "Not found", http.StatusNotFound}
-	moduleInUse    = kind{problemBase + "module-in-use", "Module in use", http.StatusConflict}
-	jobFinished    = kind{problemBase + "job-finished", "Job already finished", http.StatusConflict}
-)
-
+// problem is a problem of kind k with detail.
 func (k kind) problem(detail string) problem {
-	return problem{Type: k.typ, Title: k.title, Status: k.status, Detail: detail}
+	t := catalogue[k]
+	return problem{Type: t.typ, Title: t.title, Status: t.status, Detail: detail}
 }
 
 // listed is a problem of kind k whose detail is prefix followed by the
@@ -71,11 +54,6 @@ func (k kind) listed(prefix string, problems []fieldProblem) problem {
 	p := k.problem(prefix + strings.Join(parts, "; "))
 	p.Problems = problems
 	return p
-}
-
-// blank is a problem that says no more than its HTTP status.
-func blank(status int, detail string) problem {
-	return problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
 }
 
 func writeProblem(w http.ResponseWriter, p problem) {

@@ -26,10 +26,10 @@ func (m *routeMiss) WriteHeader(code int) {
 	switch code {
 	case http.StatusNotFound:
 		m.replaced = true
-		writeProblem(m.ResponseWriter, blank(code, "no route for "+m.r.Method+" "+m.r.URL.Path))
+		writeProblem(m.ResponseWriter, noRoute.problem("no route for "+m.r.Method+" "+m.r.URL.Path))
 	case http.StatusMethodNotAllowed:
 		m.replaced = true
-		writeProblem(m.ResponseWriter, blank(code, m.r.Method+" is not allowed on "+m.r.URL.Path+
+		writeProblem(m.ResponseWriter, methodNotAllowed.problem(m.r.Method+" is not allowed on "+m.r.URL.Path+
 			"; allowed: "+m.Header().Get("Allow")))
 	default:
 		m.ResponseWriter.WriteHeader(code)

@@ -10,9 +10,6 @@ import (
 	"time"
 )
 
-// ErrDeclined wraps the reason a task gave for not taking a checkpoint.
-var ErrDeclined = errors.New("checkpoint declined")
-
 // Tasks is the running job as the coordinator sees it. The runtime
 // implements it; its methods must not block.
 type Tasks interface {
@@ -84,8 +81,14 @@ type pending struct {
 	blobs     map[string]Blob
 	alignment time.Duration
 	inFlight  int64
-	err       error
+	err       *FailureError
 }
+
+// errStopped is the cause of the checkpoints a run abandons as it ends.
+var errStopped = errors.New("the job stopped before it completed")
+
+// errNotRunning is the cause of a savepoint refused after the run ended.
+var errNotRunning = errors.New("the job is not running")
 
 // NewCoordinator makes the coordinator of one run of a job; Run starts it.
 func NewCoordinator(cfg Config, tasks Tasks) *Coordinator {
@@ -134,7 +137,7 @@ func (c *Coordinator) Savepoint(stop bool) (int64, error) {
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
-		return 0, fmt.Errorf("job %s: savepoint: the job is not running", c.cfg.Job)
+		return 0, fmt.Errorf("job %s: savepoint: %w", c.cfg.Job, &FailureError{Reason: ReasonJobNotRunning, Err: errNotRunning})
 	}
 	b := Barrier{ID: c.nextID, Kind: KindSavepoint, Stop: stop}
 	c.nextID++
@@ -166,11 +169,13 @@ func (c *Coordinator) Ack(id int64, task string, blobs map[string]Blob, alignmen
 	c.poke()
 }
 
-// Decline fails checkpoint id for the reason err.
-func (c *Coordinator) Decline(id int64, task string, err error) {
+// Decline fails checkpoint id: task could not take its part, for reason
+// and the cause err. Declines of checkpoints no longer in progress are
+// ignored, and so is any after the first.
+func (c *Coordinator) Decline(id int64, task string, reason FailureReason, err error) {
 	c.mu.Lock()
 	if p := c.pending; p != nil && p.b.ID == id && p.err == nil {
-		p.err = fmt.Errorf("task %s: %w: %w", task, ErrDeclined, err)
+		p.err = &FailureError{Reason: reason, Checkpoint: id, Task: task, Err: err}
 	}
 	c.mu.Unlock()
 	c.poke()
@@ -232,7 +237,7 @@ func (c *Coordinator) step(ctx context.Context) time.Time {
 		case now.Sub(p.started) >= c.cfg.Timeout:
 			c.pending = nil
 			c.mu.Unlock()
-			c.fail(p, fmt.Errorf("not complete after the timeout of %s", c.cfg.Timeout))
+			c.fail(p, c.failure(p, ReasonExpired, fmt.Errorf("not complete after the timeout of %s", c.cfg.Timeout)))
 			return now
 		}
 		c.mu.Unlock()
@@ -315,7 +320,7 @@ func (c *Coordinator) complete(ctx context.Context, p *pending) {
 	for name, data := range final {
 		ref, err := c.cfg.Store.PutBlob(ctx, c.cfg.Job, p.b.ID, name, data)
 		if err != nil {
-			c.fail(p, fmt.Errorf("write the blob of a finished task: %w", err))
+			c.fail(p, c.failure(p, ReasonStorageFailure, fmt.Errorf("write the blob of a finished task: %w", err)))
 			return
 		}
 		p.blobs[name] = ref
@@ -325,7 +330,7 @@ func (c *Coordinator) complete(ctx context.Context, p *pending) {
 		Blobs: p.blobs, Finished: finished, Alignment: p.alignment,
 	}
 	if err := c.cfg.Store.Commit(ctx, m); err != nil {
-		c.fail(p, fmt.Errorf("write metadata: %w", err))
+		c.fail(p, c.failure(p, ReasonStorageFailure, fmt.Errorf("write metadata: %w", err)))
 		return
 	}
 	c.mu.Lock()
@@ -341,15 +346,18 @@ func (c *Coordinator) complete(ctx context.Context, p *pending) {
 	}
 }
 
+// failure is the coordinator's own reason to fail p.
+func (c *Coordinator) failure(p *pending, reason FailureReason, err error) *FailureError {
+	return &FailureError{Reason: reason, Checkpoint: p.b.ID, Err: err}
+}
+
 // fail abandons p for err.
-func (c *Coordinator) fail(p *pending, err error) {
+func (c *Coordinator) fail(p *pending, err *FailureError) {
 	c.mu.Lock()
 	c.lastEnd = time.Now()
 	c.mu.Unlock()
-	c.cfg.History.end(p.b.ID, func(s *Stats) {
-		s.Status, s.Duration, s.Failure = StatusFailed, time.Since(p.started), err.Error()
-	})
-	c.log.Warn("checkpoint failed", "checkpoint", p.b.ID, "kind", p.b.Kind, "error", err)
+	c.cfg.History.end(p.b.ID, func(s *Stats) { s.failed(time.Since(p.started), err) })
+	c.log.Warn("checkpoint failed", "checkpoint", p.b.ID, "kind", p.b.Kind, "reason", err.Reason, "error", err)
 	c.tasks.Notify(p.b.ID, false)
 }
 
@@ -359,15 +367,21 @@ func (c *Coordinator) shutdown() {
 	c.stopped = true
 	p, queued := c.pending, c.savepoints
 	c.pending, c.savepoints = nil, nil
-	c.mu.Unlock()
-	reason := errors.New("the job stopped before it completed")
+	var err *FailureError
 	if p != nil {
-		c.cfg.History.end(p.b.ID, func(s *Stats) {
-			s.Status, s.Duration, s.Failure = StatusFailed, time.Since(p.started), reason.Error()
-		})
+		// A task that declined before the run ended gave the better reason.
+		err = p.err
+		if err == nil {
+			err = c.failure(p, ReasonJobStopped, errStopped)
+		}
+	}
+	c.mu.Unlock()
+	if p != nil {
+		c.cfg.History.end(p.b.ID, func(s *Stats) { s.failed(time.Since(p.started), err) })
 	}
 	for _, b := range queued {
-		c.cfg.History.end(b.ID, func(s *Stats) { s.Status, s.Failure = StatusFailed, reason.Error() })
+		err := &FailureError{Reason: ReasonJobStopped, Checkpoint: b.ID, Err: errStopped}
+		c.cfg.History.end(b.ID, func(s *Stats) { s.failed(0, err) })
 	}
 }
 

@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,17 +116,19 @@ func TestCoordinatorFailsDeclinedAndLateCheckpoints(t *testing.T) {
 		func(c *Coordinator, b Barrier) {
 			switch b.ID {
 			case 1:
-				c.Decline(b.ID, "a[0]", context.Canceled)
+				c.Decline(b.ID, "a[0]", ReasonTaskFailure, context.Canceled)
 			case 2:
 			default:
 				c.Ack(b.ID, "a[0]", nil, 0, 0)
 			}
 		})
 	h := c.cfg.History
-	if s := waitStatus(t, h, 1); s.Status != StatusFailed || !strings.Contains(s.Failure, "declined") {
+	if s := waitStatus(t, h, 1); s.Status != StatusFailed || s.FailureReason != ReasonTaskFailure ||
+		s.Failure != "checkpoint 1: task_failure (declined by task a[0]): context canceled" {
 		t.Fatalf("checkpoint 1: %+v", s)
 	}
-	if s := waitStatus(t, h, 2); s.Status != StatusFailed || !strings.Contains(s.Failure, "timeout") {
+	if s := waitStatus(t, h, 2); s.Status != StatusFailed || s.FailureReason != ReasonExpired ||
+		s.Failure != "checkpoint 2: expired: not complete after the timeout of 50ms" {
 		t.Fatalf("checkpoint 2: %+v", s)
 	}
 	if s := waitStatus(t, h, 3); s.Status != StatusCompleted {

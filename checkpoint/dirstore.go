@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,14 +31,14 @@ func (d *DirStore) dir(job string, id int64) string {
 // PutBlob implements Store.
 func (d *DirStore) PutBlob(_ context.Context, job string, id int64, name string, data []byte) (Blob, error) {
 	if err := checkName(name); err != nil {
-		return Blob{}, err
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	dir := d.dir(job, id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Blob{}, fmt.Errorf("checkpoint store: %w", err)
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	if err := writeSynced(filepath.Join(dir, name), data); err != nil {
-		return Blob{}, fmt.Errorf("checkpoint store: %w", err)
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	return blobRef(name, data), nil
 }
@@ -47,15 +46,15 @@ func (d *DirStore) PutBlob(_ context.Context, job string, id int64, name string,
 // PutBlobFrom implements Store.
 func (d *DirStore) PutBlobFrom(_ context.Context, job string, id int64, name string, r io.Reader) (Blob, error) {
 	if err := checkName(name); err != nil {
-		return Blob{}, err
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	dir := d.dir(job, id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Blob{}, fmt.Errorf("checkpoint store: %w", err)
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	hr := newHashingReader(r)
 	if err := writeSyncedFrom(filepath.Join(dir, name), hr); err != nil {
-		return Blob{}, fmt.Errorf("checkpoint store: job %s checkpoint %d blob %s: %w", job, id, name, err)
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	return hr.blob(name), nil
 }
@@ -64,10 +63,10 @@ func (d *DirStore) PutBlobFrom(_ context.Context, job string, id int64, name str
 func (d *DirStore) GetBlob(_ context.Context, job string, id int64, ref Blob) ([]byte, error) {
 	data, err := os.ReadFile(filepath.Join(d.dir(job, id), ref.Name))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("job %s checkpoint %d blob %s: %w", job, id, ref.Name, ErrCorrupt)
+		return nil, storeError(job, id, "blob "+ref.Name, ErrCorrupt)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint store: %w", err)
+		return nil, storeError(job, id, "blob "+ref.Name, err)
 	}
 	return verify(job, id, ref, data)
 }
@@ -78,20 +77,23 @@ func (d *DirStore) GetBlob(_ context.Context, job string, id int64, ref Blob) ([
 func (d *DirStore) Commit(_ context.Context, m *Metadata) error {
 	data, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return storeError(m.Job, m.ID, "metadata", err)
 	}
 	dir := d.dir(m.Job, m.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return storeError(m.Job, m.ID, "metadata", err)
 	}
 	tmp := filepath.Join(dir, metadataFile+".tmp")
 	if err := writeSynced(tmp, data); err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return storeError(m.Job, m.ID, "metadata", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, metadataFile)); err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return storeError(m.Job, m.ID, "metadata", err)
 	}
-	return syncDir(dir)
+	if err := syncDir(dir); err != nil {
+		return storeError(m.Job, m.ID, "metadata", err)
+	}
+	return nil
 }
 
 // List implements Store. Directories without metadata (a checkpoint that
@@ -102,7 +104,7 @@ func (d *DirStore) List(_ context.Context, job string) ([]*Metadata, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint store: %w", err)
+		return nil, storeError(job, 0, "", err)
 	}
 	var out []*Metadata
 	for _, e := range entries {
@@ -115,11 +117,11 @@ func (d *DirStore) List(_ context.Context, job string) ([]*Metadata, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint store: %w", err)
+			return nil, storeError(job, id, "metadata", err)
 		}
 		var m Metadata
 		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("job %s checkpoint %d metadata: %w", job, id, err)
+			return nil, storeError(job, id, "metadata", err)
 		}
 		out = append(out, &m)
 	}
@@ -131,17 +133,17 @@ func (d *DirStore) List(_ context.Context, job string) ([]*Metadata, error) {
 func (d *DirStore) Delete(_ context.Context, job string, id int64) error {
 	dir := d.dir(job, id)
 	if err := os.Remove(filepath.Join(dir, metadataFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return storeError(job, id, "metadata", err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return storeError(job, id, "", err)
 	}
 	return nil
 }
 
 func checkName(name string) error {
 	if name == "" || name == metadataFile || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
-		return fmt.Errorf("checkpoint store: invalid blob name %q", name)
+		return errors.New(`invalid blob name: want a name that is not empty, holds no / or \, does not start with "." and is not ` + metadataFile)
 	}
 	return nil
 }
@@ -181,11 +183,8 @@ func writeSyncedFrom(path string, r io.Reader) error {
 func syncDir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return err
 	}
 	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
-	}
-	return nil
+	return f.Sync()
 }

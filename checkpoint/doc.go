@@ -4,7 +4,8 @@
 // directory or a JetStream object store). Barrier alignment itself lives
 // beside the exchange inputs in runtime; the runtime drives the coordinator
 // through the Tasks interface and reports each task's part with Ack,
-// Decline and Finished.
+// Decline and Finished. A checkpoint that fails ends with a FailureError
+// whose FailureReason the history keeps beside the message.
 //
 // # Goroutines and locks
 //

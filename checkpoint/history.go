@@ -32,10 +32,18 @@ type Stats struct {
 	Alignment time.Duration `json:"alignment_ns"`
 	// InFlight is the bytes of in-flight data stored (unaligned
 	// checkpoints: records that were in the exchange), part of Size.
-	InFlight int64  `json:"in_flight_bytes"`
-	Failure  string `json:"failure,omitempty"`
+	InFlight int64 `json:"in_flight_bytes"`
+	// Failure says in words why a FAILED checkpoint failed; FailureReason
+	// is the same as a stable name to branch on.
+	Failure       string        `json:"failure,omitempty"`
+	FailureReason FailureReason `json:"failure_reason,omitempty"`
 	// Stop: a savepoint that stops the job.
 	Stop bool `json:"stop,omitempty"`
+}
+
+// failed marks s failed after d because of err.
+func (s *Stats) failed(d time.Duration, err *FailureError) {
+	s.Status, s.Duration, s.Failure, s.FailureReason = StatusFailed, d, err.Error(), err.Reason
 }
 
 // historyLen bounds the checkpoints a History remembers; savepoints are

@@ -28,7 +28,7 @@ func NewObjectStore(ctx context.Context, js jetstream.JetStream, bucket string) 
 		Bucket: bucket, Description: "platform checkpoints and savepoints", Storage: jetstream.FileStorage,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint bucket %s: %w", bucket, err)
+		return nil, fmt.Errorf("checkpoint store: bucket %s: %w", bucket, err)
 	}
 	return &ObjectStore{obs: obs}, nil
 }
@@ -40,10 +40,10 @@ func objectName(job string, id int64, name string) string {
 // PutBlob implements Store.
 func (o *ObjectStore) PutBlob(ctx context.Context, job string, id int64, name string, data []byte) (Blob, error) {
 	if err := checkName(name); err != nil {
-		return Blob{}, err
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	if _, err := o.obs.PutBytes(ctx, objectName(job, id, name), data); err != nil {
-		return Blob{}, fmt.Errorf("checkpoint store: %w", err)
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	return blobRef(name, data), nil
 }
@@ -51,11 +51,11 @@ func (o *ObjectStore) PutBlob(ctx context.Context, job string, id int64, name st
 // PutBlobFrom implements Store.
 func (o *ObjectStore) PutBlobFrom(ctx context.Context, job string, id int64, name string, r io.Reader) (Blob, error) {
 	if err := checkName(name); err != nil {
-		return Blob{}, err
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	hr := newHashingReader(r)
 	if _, err := o.obs.Put(ctx, jetstream.ObjectMeta{Name: objectName(job, id, name)}, hr); err != nil {
-		return Blob{}, fmt.Errorf("checkpoint store: job %s checkpoint %d blob %s: %w", job, id, name, err)
+		return Blob{}, storeError(job, id, "blob "+name, err)
 	}
 	return hr.blob(name), nil
 }
@@ -64,10 +64,10 @@ func (o *ObjectStore) PutBlobFrom(ctx context.Context, job string, id int64, nam
 func (o *ObjectStore) GetBlob(ctx context.Context, job string, id int64, ref Blob) ([]byte, error) {
 	data, err := o.obs.GetBytes(ctx, objectName(job, id, ref.Name))
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, fmt.Errorf("job %s checkpoint %d blob %s: %w", job, id, ref.Name, ErrCorrupt)
+		return nil, storeError(job, id, "blob "+ref.Name, ErrCorrupt)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint store: %w", err)
+		return nil, storeError(job, id, "blob "+ref.Name, err)
 	}
 	return verify(job, id, ref, data)
 }
@@ -76,10 +76,10 @@ func (o *ObjectStore) GetBlob(ctx context.Context, job string, id int64, ref Blo
 func (o *ObjectStore) Commit(ctx context.Context, m *Metadata) error {
 	data, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return storeError(m.Job, m.ID, "metadata", err)
 	}
 	if _, err := o.obs.PutBytes(ctx, objectName(m.Job, m.ID, metadataFile), data); err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return storeError(m.Job, m.ID, "metadata", err)
 	}
 	return nil
 }
@@ -91,7 +91,7 @@ func (o *ObjectStore) List(ctx context.Context, job string) ([]*Metadata, error)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint store: %w", err)
+		return nil, storeError(job, 0, "", err)
 	}
 	var out []*Metadata
 	prefix := job + "/"
@@ -100,13 +100,14 @@ func (o *ObjectStore) List(ctx context.Context, job string) ([]*Metadata, error)
 		if !ok || !strings.HasSuffix(rest, "/"+metadataFile) {
 			continue
 		}
+		id, _ := strconv.ParseInt(strings.TrimSuffix(rest, "/"+metadataFile), 10, 64)
 		data, err := o.obs.GetBytes(ctx, info.Name)
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint store: %w", err)
+			return nil, storeError(job, id, "metadata", err)
 		}
 		var m Metadata
 		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("checkpoint store: %s: %w", info.Name, err)
+			return nil, storeError(job, id, "metadata", err)
 		}
 		out = append(out, &m)
 	}
@@ -118,19 +119,19 @@ func (o *ObjectStore) List(ctx context.Context, job string) ([]*Metadata, error)
 func (o *ObjectStore) Delete(ctx context.Context, job string, id int64) error {
 	prefix := job + "/" + strconv.FormatInt(id, 10) + "/"
 	if err := o.obs.Delete(ctx, prefix+metadataFile); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return storeError(job, id, "metadata", err)
 	}
 	infos, err := o.obs.List(ctx)
 	if errors.Is(err, jetstream.ErrNoObjectsFound) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return storeError(job, id, "", err)
 	}
 	for _, info := range infos {
 		if strings.HasPrefix(info.Name, prefix) {
 			if err := o.obs.Delete(ctx, info.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-				return fmt.Errorf("checkpoint store: %w", err)
+				return storeError(job, id, "blob "+strings.TrimPrefix(info.Name, prefix), err)
 			}
 		}
 	}

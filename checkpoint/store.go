@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -145,7 +146,22 @@ func (hr *hashingReader) blob(name string) Blob {
 
 func verify(job string, id int64, ref Blob, data []byte) ([]byte, error) {
 	if got := blobRef(ref.Name, data); got.SHA256 != ref.SHA256 || got.Size != ref.Size {
-		return nil, fmt.Errorf("job %s checkpoint %d blob %s: %w", job, id, ref.Name, ErrCorrupt)
+		return nil, storeError(job, id, "blob "+ref.Name, ErrCorrupt)
 	}
 	return data, nil
+}
+
+// storeError prefixes an error of a Store with what it concerns:
+// "checkpoint store: job <job>[ checkpoint <id>][ <what>]: ", where id 0
+// stands for all of the job's checkpoints and what is "blob <name>" or
+// "metadata".
+func storeError(job string, id int64, what string, err error) error {
+	prefix := "checkpoint store: job " + job
+	if id > 0 {
+		prefix += " checkpoint " + strconv.FormatInt(id, 10)
+	}
+	if what != "" {
+		prefix += " " + what
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
 }

@@ -80,7 +80,8 @@ func TestStoreConformance(t *testing.T) {
 			}
 			forged := latest.Blobs["op-0"]
 			forged.SHA256 = forged.SHA256[1:] + "0"
-			if _, err := s.GetBlob(ctx, "job", 4, forged); !errors.Is(err, ErrCorrupt) {
+			if _, err := s.GetBlob(ctx, "job", 4, forged); !errors.Is(err, ErrCorrupt) ||
+				err.Error() != "checkpoint store: job job checkpoint 4 blob op-0: checkpoint blob corrupt" {
 				t.Fatalf("checksum mismatch: %v", err)
 			}
 			if err := Prune(ctx, s, "job", 2); err != nil {
@@ -101,8 +102,10 @@ func TestStoreConformance(t *testing.T) {
 			if _, err := s.GetBlob(ctx, "job", 1, latest.Blobs["op-0"]); err == nil {
 				t.Fatal("pruned blob still readable")
 			}
-			if _, err := s.PutBlob(ctx, "job", 6, "../escape", nil); err == nil {
-				t.Fatal("blob name with a path accepted")
+			_, err = s.PutBlob(ctx, "job", 6, "../escape", nil)
+			if want := "checkpoint store: job job checkpoint 6 blob ../escape: invalid blob name: " +
+				`want a name that is not empty, holds no / or \, does not start with "." and is not _metadata`; err == nil || err.Error() != want {
+				t.Fatalf("blob name with a path: %v, want %s", err, want)
 			}
 			if others, err := s.List(ctx, "other"); err != nil || len(others) != 0 {
 				t.Fatalf("other job: %v %v", others, err)

@@ -50,7 +50,7 @@ func (c *taskCheckpoint) overtake(ctx context.Context, t *task, b checkpoint.Bar
 	}
 	c.rec = r
 	if len(enc.buf) > inFlightBudget {
-		c.decline(fmt.Errorf("%w: the barrier overtook %d bytes of output, the budget is %d", ErrInFlightBudget, len(enc.buf), inFlightBudget))
+		c.decline(checkpoint.ReasonInFlightTooLarge, fmt.Errorf("%w: the barrier overtook %d bytes of output, the budget is %d", ErrInFlightBudget, len(enc.buf), inFlightBudget))
 		return nil
 	}
 	for _, w := range r.waiting {
@@ -71,7 +71,7 @@ func (c *taskCheckpoint) record(ch int, frame []byte) {
 		return
 	}
 	if len(r.enc.buf)+len(frame) > inFlightBudget {
-		c.decline(fmt.Errorf("%w: input channel %d brought more than %d bytes before its barrier", ErrInFlightBudget, ch, inFlightBudget))
+		c.decline(checkpoint.ReasonInFlightTooLarge, fmt.Errorf("%w: input channel %d brought more than %d bytes before its barrier", ErrInFlightBudget, ch, inFlightBudget))
 		return
 	}
 	r.enc.input(ch, frame)
@@ -97,11 +97,12 @@ func (c *taskCheckpoint) acknowledge(ctx context.Context) {
 	c.run.write(ctx, r.id, c.name, blobs, 0)
 }
 
-// decline gives up the checkpoint being recorded, telling the coordinator.
-func (c *taskCheckpoint) decline(err error) {
+// decline gives up the checkpoint being recorded, telling the coordinator
+// why.
+func (c *taskCheckpoint) decline(reason checkpoint.FailureReason, err error) {
 	r := c.rec
 	c.abandon()
-	c.run.coord.Decline(r.id, c.name, fmt.Errorf("checkpoint %d: %w", r.id, err))
+	c.run.coord.Decline(r.id, c.name, reason, err)
 }
 
 // abandon drops the checkpoint being recorded, if any: it failed, or the

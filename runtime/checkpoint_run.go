@@ -112,7 +112,7 @@ func (r *checkpointRun) write(ctx context.Context, id int64, task string, blobs 
 			}
 		}
 		if err != nil {
-			r.coord.Decline(id, task, err)
+			r.coord.Decline(id, task, checkpoint.ReasonStorageFailure, err)
 			return
 		}
 		r.coord.Ack(id, task, refs, alignment, inFlight)

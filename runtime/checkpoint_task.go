@@ -151,6 +151,7 @@ func (c *taskCheckpoint) commit(ctx context.Context, id int64) error {
 func (c *taskCheckpoint) take(ctx context.Context, t *task, b checkpoint.Barrier, alignment time.Duration, ended bool) error {
 	c.last = b.ID
 	if err := fault(faultSnapshot, c.run.j.id, c.name); err != nil {
+		c.run.coord.Decline(b.ID, c.name, checkpoint.ReasonTaskFailure, err)
 		return err
 	}
 	var blobs []operator.Blob
@@ -158,6 +159,7 @@ func (c *taskCheckpoint) take(ctx context.Context, t *task, b checkpoint.Barrier
 		pbs, err := p.snapshot(ctx, b.ID)
 		if err != nil {
 			releaseBlobs(blobs)
+			c.run.coord.Decline(b.ID, c.name, checkpoint.ReasonTaskFailure, err)
 			return fmt.Errorf("checkpoint %d: %w", b.ID, err)
 		}
 		blobs = append(blobs, pbs...)
