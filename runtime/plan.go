@@ -47,9 +47,9 @@ type Vertex struct {
 
 // Func is a module function resolved at submission.
 type Func struct {
-	module *moduleEntry
-	Function   string
-	Index  int
+	module   *moduleEntry
+	Function string
+	Index    int
 }
 
 // Edge connects two vertices.

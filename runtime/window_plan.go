@@ -23,7 +23,7 @@ const (
 // Window is a window operator resolved at submission: its assigner, its
 // window function and its lateness. Durations are in milliseconds.
 type Window struct {
-	Type                 string
+	Type                string
 	Size, Slide, Offset int64
 	Gap                 int64
 	Count, CountSlide   int64
