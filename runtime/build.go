@@ -11,13 +11,14 @@ import (
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/exchange"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
 
 // builder turns a plan into tasks: one per chain head and subtask.
 type builder struct {
 	j     *job
-	edges map[*Edge]*exchange.Edge
+	edges map[*plan.Edge]*exchange.Edge
 	// budget bounds the memory of the job's keyed state (state.go).
 	budget *state.Budget
 	// run is the run's checkpointing, nil when the job takes no
@@ -29,7 +30,7 @@ type builder struct {
 // build creates every task of the job, restoring their state from restore
 // (when not nil). On failure it releases what it made.
 func (j *job) build(ctx context.Context, run *checkpointRun, restore *restoreSet) (tasks []*task, err error) {
-	b := &builder{j: j, edges: map[*Edge]*exchange.Edge{}, run: run, restore: restore}
+	b := &builder{j: j, edges: map[*plan.Edge]*exchange.Edge{}, run: run, restore: restore}
 	cfg := exchange.Config{BufferTimeout: j.plan.Job.BufferTimeout.Duration}
 	for _, v := range j.plan.Vertices {
 		for _, e := range v.Out {
@@ -65,7 +66,7 @@ func (j *job) build(ctx context.Context, run *checkpointRun, restore *restoreSet
 
 // task builds subtask i of the chain headed by v. It returns the task even on
 // error so that the caller can release what was made.
-func (b *builder) task(ctx context.Context, v *Vertex, i int) (*task, error) {
+func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*task, error) {
 	job := b.j.plan.Job
 	t := &task{name: v.ID, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.log.With("vertex", v.ID, "subtask", i)}
 	b.checkpointTask(t, v)
@@ -99,7 +100,7 @@ func (b *builder) task(ctx context.Context, v *Vertex, i int) (*task, error) {
 	return t, nil
 }
 
-func (b *builder) source(ctx context.Context, v *Vertex, i int) (connector.Source, error) {
+func (b *builder) source(ctx context.Context, v *plan.Vertex, i int) (connector.Source, error) {
 	s := v.Source
 	if s.Generator != nil {
 		return b.generator(ctx, v, i)
@@ -133,7 +134,7 @@ func (b *builder) source(ctx context.Context, v *Vertex, i int) (connector.Sourc
 
 // vertexStage builds the stages of vertex v in subtask i, followed by
 // whatever consumes its output.
-func (b *builder) vertexStage(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
+func (b *builder) vertexStage(ctx context.Context, t *task, v *plan.Vertex, i int) (operator.Stage, error) {
 	c := b.j.counters[v.ID][i]
 	t.stats.vertices = append(t.stats.vertices, b.vertexClock(v, i))
 	policy := b.policy(t, v.ID, c)
@@ -172,7 +173,7 @@ func (b *builder) vertexStage(ctx context.Context, t *task, v *Vertex, i int) (o
 	return &inMeter{c: c, next: s}, nil
 }
 
-func (b *builder) sink(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
+func (b *builder) sink(ctx context.Context, t *task, v *plan.Vertex, i int) (operator.Stage, error) {
 	if v.Sink.Discard {
 		return operator.Discard{}, nil
 	}
@@ -189,7 +190,7 @@ func (b *builder) sink(ctx context.Context, t *task, v *Vertex, i int) (operator
 
 // outputs builds what follows vertex v: chained vertices called directly, and
 // exchange writers (after key selection for hash edges) for the others.
-func (b *builder) outputs(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
+func (b *builder) outputs(ctx context.Context, t *task, v *plan.Vertex, i int) (operator.Stage, error) {
 	var outs operator.Fanout
 	for _, e := range v.Out {
 		if e.Late {
@@ -205,8 +206,8 @@ func (b *builder) outputs(ctx context.Context, t *task, v *Vertex, i int) (opera
 		}
 		w := b.edges[e].Writer(i)
 		t.writers = append(t.writers, w)
-		var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.Ship == ShipBroadcast, channels: e.To.Parallelism}
-		if e.Ship == ShipHash {
+		var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.Ship == plan.ShipBroadcast, channels: e.To.Parallelism}
+		if e.Ship == plan.ShipHash {
 			policy := b.policy(t, e.To.ID, b.j.counters[v.ID][i])
 			if e.KeyFn != nil {
 				s = b.wasmStage(t, e.To.ID, i, e.KeyFn, abi.KindKey, policy, s)
@@ -225,11 +226,19 @@ func (b *builder) outputs(ctx context.Context, t *task, v *Vertex, i int) (opera
 	return outs, nil
 }
 
-func (b *builder) partitioner(e *Edge, producer int) exchange.Partitioner {
+// module is the uploaded module a plan function belongs to. A job's modules
+// cannot be deleted while it exists, so the lookup cannot fail once the job
+// was submitted.
+func (b *builder) module(f *plan.Func) *moduleEntry {
+	e, _ := b.j.mgr.lookupModule(f.Module)
+	return e
+}
+
+func (b *builder) partitioner(e *plan.Edge, producer int) exchange.Partitioner {
 	switch e.Ship {
-	case ShipHash:
+	case plan.ShipHash:
 		return exchange.NewKeyGroups(b.j.plan.Job.MaxParallelism, e.To.Parallelism)
-	case ShipRebalance:
+	case plan.ShipRebalance:
 		return exchange.NewRebalance(e.To.Parallelism, producer)
 	}
 	return exchange.Forward(producer)
@@ -240,15 +249,15 @@ func (b *builder) policy(t *task, vertexID string, c *counters) *operator.ErrorP
 	return &operator.ErrorPolicy{Mode: b.j.plan.Job.OnUDFError, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
 }
 
-func (b *builder) wasmStage(t *task, vertexID string, i int, f *Func, kind abi.Kind, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+func (b *builder) wasmStage(t *task, vertexID string, i int, f *plan.Func, kind abi.Kind, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
 	limits := b.j.plan.Job.UDF
-	pool := f.module.mod.NewGuest(host.InstanceConfig{
+	pool := b.module(f).mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},
 	})
 	return &wasmOp{
-		kind: kind, module: f.module.id, function: f.Function, fn: f.Index, pool: t.stats.meter(vertexID, f.Function, pool),
+		kind: kind, module: f.Module, function: f.Function, fn: f.Index, pool: t.stats.meter(vertexID, f.Function, pool),
 		batchSize: limits.BatchSize, policy: policy, next: next,
 	}
 }

@@ -10,13 +10,8 @@ import (
 	"time"
 
 	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
-)
-
-// Checkpoint modes of the job spec.
-const (
-	modeExactlyOnce = "exactly_once"
-	modeAtLeastOnce = "at_least_once"
 )
 
 // ErrNoCheckpoints: the job takes no checkpoints, so it has no savepoints
@@ -148,7 +143,7 @@ func findCheckpoint(ctx context.Context, s checkpoint.Store, job string, id int6
 }
 
 // newCheckpoints sets up checkpointing for a job whose spec asks for it.
-func (m *Manager) newCheckpoints(p *Plan, from *savepointRef, allowNonRestored bool) (*jobCheckpoints, error) {
+func (m *Manager) newCheckpoints(p *plan.Plan, from *savepointRef, allowNonRestored bool) (*jobCheckpoints, error) {
 	cfg := p.Job.Checkpoint
 	if cfg == nil {
 		if from != nil {

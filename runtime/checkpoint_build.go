@@ -7,12 +7,13 @@ import (
 
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
 
 // checkpointTask gives a task its side of checkpointing when the job takes
 // checkpoints; checkpointGate sizes its aligner once its gate exists.
-func (b *builder) checkpointTask(t *task, v *Vertex) {
+func (b *builder) checkpointTask(t *task, v *plan.Vertex) {
 	if b.run != nil {
 		t.cp = newTaskCheckpoint(b.run, taskID(t), v.Source != nil)
 		t.cp.restore = b.restore
@@ -27,7 +28,7 @@ func (b *builder) checkpointGate(t *task) {
 
 // checkpointSource makes a source subtask's positions part of its task's
 // checkpoints.
-func (b *builder) checkpointSource(t *task, v *Vertex, i int) {
+func (b *builder) checkpointSource(t *task, v *plan.Vertex, i int) {
 	if t.cp == nil {
 		return
 	}
@@ -38,7 +39,7 @@ func (b *builder) checkpointSource(t *task, v *Vertex, i int) {
 
 // startPositions are where a JetStream source resumes: the restored
 // checkpoint's positions of every filter, checked against the stream.
-func (b *builder) startPositions(ctx context.Context, v *Vertex, stream string) (map[string]uint64, error) {
+func (b *builder) startPositions(ctx context.Context, v *plan.Vertex, stream string) (map[string]uint64, error) {
 	if b.restore == nil {
 		return nil, nil
 	}
@@ -54,7 +55,7 @@ func (b *builder) startPositions(ctx context.Context, v *Vertex, stream string) 
 
 // checkpointStage makes a stateful stage of vertex v part of its task's
 // checkpoints and restores its state.
-func (b *builder) checkpointStage(ctx context.Context, t *task, v *Vertex, i int, s operator.Stage) error {
+func (b *builder) checkpointStage(ctx context.Context, t *task, v *plan.Vertex, i int, s operator.Stage) error {
 	if t.cp == nil {
 		return nil
 	}
@@ -100,7 +101,7 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *Vertex, i int
 
 // txSink builds subtask i of an exactly-once JetStream sink, committing the
 // epochs the restored checkpoint holds before the task starts.
-func (b *builder) txSink(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
+func (b *builder) txSink(ctx context.Context, t *task, v *plan.Vertex, i int) (operator.Stage, error) {
 	js := v.Sink.JetStream
 	sink, err := connector.NewTxSink(ctx, b.j.mgr.cfg.JetStream, connector.TxSinkConfig{
 		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.id, v.ID, i), MaxInFlight: js.MaxInFlight,

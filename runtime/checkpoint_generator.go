@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // generator builds subtask i of generator source v, resuming its splits at
 // the restored checkpoint's positions. The splits are the job's key groups
 // in number, which no parallelism exceeds, so positions carry over when the
 // parallelism changes.
-func (b *builder) generator(ctx context.Context, v *Vertex, i int) (connector.Source, error) {
+func (b *builder) generator(ctx context.Context, v *plan.Vertex, i int) (connector.Source, error) {
 	g := v.Source.Generator
 	cfg := connector.GeneratorConfig{
 		Kind: g.Kind, Rate: g.Rate, Count: g.Count, Keys: g.Keys,

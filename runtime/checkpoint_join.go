@@ -8,6 +8,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
 
@@ -146,7 +147,7 @@ func readJoinSnapshot(d *operator.Decoder, rec func(side int, key []byte, ts int
 
 // checkpointJoin makes an interval join part of its task's checkpoints and
 // restores its buffers.
-func (b *builder) checkpointJoin(ctx context.Context, t *task, v *Vertex, i int, j *intervalJoin) error {
+func (b *builder) checkpointJoin(ctx context.Context, t *task, v *plan.Vertex, i int, j *intervalJoin) error {
 	t.cp.add(&joinPart{name: blobName(blobJoin, v.ID, i), op: j})
 	if b.restore == nil {
 		return nil

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
 
 // benchJoinState is an interval join holding 100,000 records of each side
 // over 10,000 keys, with values like BenchmarkJoinInterval's.
-func benchJoinState(b *testing.B) (*Join, *intervalJoin) {
-	plan := &Join{Interval: true, Lower: -1 << 40, Upper: 1 << 40}
+func benchJoinState(b *testing.B) (*plan.Join, *intervalJoin) {
+	plan := &plan.Join{Interval: true, Lower: -1 << 40, Upper: 1 << 40}
 	j := newIntervalJoin("join", plan, &joinInputs{split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &countSink{}}, nil)
 	value := []byte(`{"page":"/p","amount":123}`)
 	for side := range 2 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
 
@@ -22,37 +23,37 @@ import (
 func TestIntervalJoinSnapshotRestoreMatchesUninterrupted(t *testing.T) {
 	tests := []struct {
 		name  string
-		plan  Join
+		plan  plan.Join
 		steps []joinStep
 		cut   int
 	}{
 		{
 			name:  "both sides buffered across the cut",
-			plan:  Join{Interval: true, Lower: -2, Upper: 3},
+			plan:  plan.Join{Interval: true, Lower: -2, Upper: 3},
 			steps: []joinStep{"L a@10 1; b@11 2", "R a@9 3; b@12 4", "wm 5", "L a@12 5", "R a@13 6; b@14 7", "wm max"},
 			cut:   3,
 		},
 		{
 			name:  "watermark restored: records at or below it are late",
-			plan:  Join{Interval: true, Lower: 0, Upper: 5},
+			plan:  plan.Join{Interval: true, Lower: 0, Upper: 5},
 			steps: []joinStep{"L a@10 1", "wm 12", "R a@12 2; a@13 3", "L a@11 4; a@15 5", "wm max"},
 			cut:   2,
 		},
 		{
 			name:  "pruned records stay pruned",
-			plan:  Join{Interval: true, Lower: 0, Upper: 2},
+			plan:  plan.Join{Interval: true, Lower: 0, Upper: 2},
 			steps: []joinStep{"L a@1 1; a@8 2", "wm 4", "R a@3 3; a@9 4", "wm max"},
 			cut:   2,
 		},
 		{
 			name:  "allowed lateness and several records per key",
-			plan:  Join{Interval: true, Lower: -3, Upper: 3, Lateness: 4},
+			plan:  plan.Join{Interval: true, Lower: -3, Upper: 3, Lateness: 4},
 			steps: []joinStep{"L k@5 1; k@6 2; k@7 3", "R k@4 4", "wm 8", "R k@9 5; k@2 6", "L k@10 7", "wm max"},
 			cut:   3,
 		},
 		{
 			name:  "empty join",
-			plan:  Join{Interval: true, Lower: 0, Upper: 1},
+			plan:  plan.Join{Interval: true, Lower: 0, Upper: 1},
 			steps: []joinStep{"L a@1 1", "R a@2 2", "wm max"},
 			cut:   0,
 		},
@@ -100,7 +101,7 @@ func applyJoinSteps(t *testing.T, ctx context.Context, j *intervalJoin, steps []
 func TestIntervalJoinRescaleKeepsEveryRecordOnce(t *testing.T) {
 	const maxP, oldP, keys = 128, 3, 200
 	ctx := context.Background()
-	plan := &Join{Interval: true, Lower: -100, Upper: 100}
+	plan := &plan.Join{Interval: true, Lower: -100, Upper: 100}
 	want := map[string][2]int{}
 	var snaps [][]byte
 	for sub := range oldP {
@@ -178,7 +179,7 @@ func TestIntervalJoinRescaleKeepsEveryRecordOnce(t *testing.T) {
 }
 
 func TestIntervalJoinRestoreErrors(t *testing.T) {
-	plan := &Join{Interval: true, Lower: 0, Upper: 10}
+	plan := &plan.Join{Interval: true, Lower: 0, Upper: 10}
 	full, _ := testIntervalJoin(plan, 1<<20, &tapeSink{}, nil)
 	if err := windowStep("a@1 1; a@2 2; a@3 3").apply(context.Background(), full); err != nil {
 		t.Fatal(err)
@@ -212,7 +213,7 @@ func TestIntervalJoinRestoreErrors(t *testing.T) {
 // FuzzJoinSnapshot decodes arbitrary bytes: the decoder never panics, and
 // what it accepts encodes again to a snapshot with the same records.
 func FuzzJoinSnapshot(f *testing.F) {
-	plan := &Join{Interval: true, Lower: -5, Upper: 5}
+	plan := &plan.Join{Interval: true, Lower: -5, Upper: 5}
 	seed, _ := testIntervalJoin(plan, 1<<20, &tapeSink{}, nil)
 	ctx := context.Background()
 	for _, st := range []joinStep{"L a@1 x; b@2 y", "R a@3 z", "wm 0"} {

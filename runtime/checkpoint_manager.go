@@ -8,6 +8,7 @@ import (
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // ErrNoSuchSavepoint: from_savepoint names no savepoint.
@@ -15,7 +16,7 @@ var ErrNoSuchSavepoint = errors.New("no such savepoint")
 
 // prepareCheckpoints sets up a job's checkpointing, checking the savepoint
 // it starts from.
-func (m *Manager) prepareCheckpoints(ctx context.Context, p *Plan, from string, allowNonRestored bool) (*jobCheckpoints, error) {
+func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from string, allowNonRestored bool) (*jobCheckpoints, error) {
 	var ref *savepointRef
 	if from != "" {
 		r, err := parseSavepointRef(from)
@@ -45,9 +46,9 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *Plan, from string, 
 // checkpointWarnings says what an exactly-once job's sink streams imply:
 // a duplicate window shorter than a recovery can take makes recovery read
 // the sink subject back to fence interrupted commits.
-func (m *Manager) checkpointWarnings(ctx context.Context, p *Plan) []string {
+func (m *Manager) checkpointWarnings(ctx context.Context, p *plan.Plan) []string {
 	c := p.Job.Checkpoint
-	if c == nil || c.Mode != modeExactlyOnce || m.cfg.JetStream == nil {
+	if c == nil || c.Mode != plan.ModeExactlyOnce || m.cfg.JetStream == nil {
 		return nil
 	}
 	policy := newRestartPolicy(p.Job.Restart)

@@ -17,6 +17,7 @@ import (
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // RestoreError is a checkpoint that cannot be restored: the job fails
@@ -94,7 +95,7 @@ func (r *restoreSet) readers(ctx context.Context, kind, vertex string) ([]io.Rea
 // check matches the checkpoint's operators with the plan's: each blob must
 // belong to a vertex of the same kind, unless a savepoint allows state to
 // be left behind.
-func (r *restoreSet) check(p *Plan) error {
+func (r *restoreSet) check(p *plan.Plan) error {
 	var problems []string
 	for name := range r.meta.Blobs {
 		parts := strings.Split(name, "~")
@@ -102,7 +103,8 @@ func (r *restoreSet) check(p *Plan) error {
 			continue
 		}
 		kind, vertex := parts[0], parts[1]
-		v, ok := p.byID[vertex]
+		v := p.Vertex(vertex)
+		ok := v != nil
 		fits := ok && (kind == blobPositions && v.Source != nil || kind == blobSink && v.Sink != nil ||
 			kind == blobKeyed && v.Kind == "process" || kind == blobWindow && v.Window != nil ||
 			kind == blobJoin && v.Join != nil && v.Join.Interval || kind == blobWatermark && v.Source != nil ||

@@ -10,6 +10,7 @@ import (
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // checkpointRun is checkpointing during one run of a job: the coordinator
@@ -33,7 +34,7 @@ func taskID(t *task) string { return t.name + "[" + strconv.Itoa(t.subtask) + "]
 // newCheckpointRun prepares checkpointing for the run about to start.
 func (j *job) newCheckpointRun() *checkpointRun {
 	cp := j.checkpoints
-	exactlyOnce := cp.cfg.Mode == modeExactlyOnce
+	exactlyOnce := cp.cfg.Mode == plan.ModeExactlyOnce
 	return &checkpointRun{j: j, cp: cp, exactlyOnce: exactlyOnce, unaligned: exactlyOnce && cp.cfg.Unaligned}
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
 
@@ -151,9 +152,9 @@ func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 				s.has = has
 				ks.insert(s)
 				switch typ {
-				case WindowSession:
+				case plan.WindowSession:
 					w.touched = append(w.touched, touchedSlot{ks: ks, s: s})
-				case WindowCount:
+				case plan.WindowCount:
 				default:
 					w.indexPane(start, ks)
 				}
@@ -166,7 +167,7 @@ func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 			return fmt.Errorf("operator[%s]: window snapshot %d: %w", w.vertex, i, d.Err)
 		}
 	}
-	if typ == WindowSession {
+	if typ == plan.WindowSession {
 		w.sessionTimers()
 	}
 	// A snapshot's state is dropped when the function keeps none any more,

@@ -8,6 +8,7 @@ import (
 
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // A source subtask's watermark generator snapshot, little-endian:
@@ -149,7 +150,7 @@ func pickSplitState(name string, subtask, parallelism int, snaps map[int][]wmSpl
 // sourceSplitNames names the splits subtask i of source v reads, in the
 // order its source numbers them (connector.SubtaskFilters; the whole stream
 // is one unnamed filter); a generator has one unnamed split.
-func sourceSplitNames(v *Vertex, i int) []string {
+func sourceSplitNames(v *plan.Vertex, i int) []string {
 	js := v.Source.JetStream
 	if js == nil {
 		return []string{""}
@@ -164,7 +165,7 @@ func sourceSplitNames(v *Vertex, i int) []string {
 // checkpointWatermarks makes a source subtask's watermark generator part of
 // its task's checkpoints and restores it. An ingestion-time generator
 // follows the clock and has nothing to keep.
-func (b *builder) checkpointWatermarks(ctx context.Context, t *task, v *Vertex, i int) error {
+func (b *builder) checkpointWatermarks(ctx context.Context, t *task, v *plan.Vertex, i int) error {
 	g := t.time.gen
 	if t.cp == nil || g == nil || g.mode == wmIngestion {
 		return nil

@@ -7,6 +7,7 @@ import (
 
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -32,7 +33,7 @@ type sourceStep struct {
 func TestSourceWatermarksIdleSplit(t *testing.T) {
 	clock := &fakeClock{}
 	out := &tapeSink{}
-	w, _ := testWindow(&Window{Type: WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount}, nil, out, nil)
+	w, _ := testWindow(&plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount}, nil, out, nil)
 	var idles []string
 	announce := func(_ context.Context, idle bool) error {
 		idles = append(idles, fmt.Sprintf("idle %v at %d", idle, clock.now))
@@ -115,7 +116,7 @@ func TestIngestionTime(t *testing.T) {
 func TestProcessingTimeWindows(t *testing.T) {
 	clock := &fakeClock{}
 	out := &tapeSink{}
-	w, _ := testWindow(&Window{Type: WindowSliding, Size: 20, Slide: 10, Builtin: builtinCount, Processing: true}, nil, out, nil)
+	w, _ := testWindow(&plan.Window{Type: plan.WindowSliding, Size: 20, Slide: 10, Builtin: builtinCount, Processing: true}, nil, out, nil)
 	w.clock = clock.read
 	ctx := context.Background()
 	step := func(now int64, recs windowStep) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // Errors callers branch on. The API maps them to HTTP statuses.
@@ -15,7 +16,7 @@ var (
 	ErrInUse = errors.New("in use")
 	// ErrInvalidJob wraps a job that names modules or functions that do not
 	// fit (missing module, missing function, wrong kind).
-	ErrInvalidJob = errors.New("invalid job")
+	ErrInvalidJob = plan.ErrInvalidJob
 	// ErrFinished: the job already reached a terminal state.
 	ErrFinished = errors.New("job already finished")
 )

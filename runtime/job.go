@@ -7,13 +7,15 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // job is one submitted job: its plan, its state and its running tasks.
 type job struct {
 	id      string
 	spec    []byte
-	plan    *Plan
+	plan    *plan.Plan
 	modules []string
 	created time.Time
 	log     *slog.Logger
@@ -47,9 +49,9 @@ type job struct {
 	done chan struct{}
 }
 
-func newJob(id string, spec []byte, p *Plan, m *Manager) *job {
+func newJob(id string, spec []byte, p *plan.Plan, m *Manager) *job {
 	j := &job{
-		id: id, spec: spec, plan: p, modules: p.Modules(), created: time.Now().UTC(),
+		id: id, spec: spec, plan: p, modules: p.ModuleIDs(), created: time.Now().UTC(),
 		log: m.log.With("job", id, "job_name", p.Job.Name), mgr: m,
 		counters: map[string][]*counters{}, st: StateCreated, done: make(chan struct{}),
 	}
@@ -269,7 +271,7 @@ func (j *job) info() JobInfo {
 }
 
 // taskName names the task a vertex runs in: its chain's head.
-func (j *job) taskName(v *Vertex) string {
+func (j *job) taskName(v *plan.Vertex) string {
 	for len(v.In) == 1 && v.In[0].Chained() {
 		v = v.In[0].From
 	}

@@ -10,6 +10,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // joinBench drives a join operator with b.N records of keys keys, perMs
@@ -63,7 +64,7 @@ func joinBench(b *testing.B, keys, perMs int, join func(out *operator.Out, in *j
 // other side.
 func BenchmarkJoinInterval(b *testing.B) {
 	joinBench(b, 100_000, 100, func(out *operator.Out, in *joinInputs) operator.Stage {
-		return newIntervalJoin("join", &Join{Interval: true, Lower: -5000, Upper: 5000}, in, 1<<32, newCounters(), out, nil)
+		return newIntervalJoin("join", &plan.Join{Interval: true, Lower: -5000, Upper: 5000}, in, 1<<32, newCounters(), out, nil)
 	})
 }
 
@@ -74,7 +75,7 @@ func BenchmarkJoinWindowTumbling(b *testing.B) {
 	joinBench(b, 100_000, 100, func(out *operator.Out, in *joinInputs) operator.Stage {
 		c := newCounters()
 		policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "join", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-		w := newWindowOp("join", &Window{Type: WindowTumbling, Size: 10_000, Slide: 10_000}, c, policy, out, nil)
+		w := newWindowOp("join", &plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000}, c, policy, out, nil)
 		w.fn = &windowJoinFunc{inputs: in, store: w.store, out: out, policy: policy, wm: &w.wm}
 		return w
 	})

@@ -5,11 +5,12 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // joinStage builds the join operator of v for subtask i in front of next,
 // with its late output, and tells task t how to tell its inputs apart.
-func (b *builder) joinStage(ctx context.Context, t *task, v *Vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
+func (b *builder) joinStage(ctx context.Context, t *task, v *plan.Vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
 	late, err := b.lateOutputs(ctx, t, v, i)
 	if err != nil {
 		return nil, err
@@ -23,7 +24,7 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *Vertex, i int, c *c
 			kind = abi.KindCoGroup
 		}
 		call = &windowCall{kind: kind, maxGroups: b.j.plan.Job.UDF.BatchSize, policy: policy, out: out,
-			gc: operator.GroupCall{Module: f.module.id, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
+			gc: operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
 	}
 	if v.Join.Interval {
 		j := newIntervalJoin(v.ID, v.Join, t.inputs, b.stateBudget().Limit(), c, out, late)
@@ -35,7 +36,7 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *Vertex, i int, c *c
 	w := newWindowOp(v.ID, v.Window, c, policy, out, late)
 	w.fn = &windowJoinFunc{inputs: t.inputs, store: w.store, out: out, call: call, coGroup: v.Join.CoGroup, policy: policy, wm: &w.wm}
 	if f := v.Window.GapFn; f != nil {
-		w.gapCall = &operator.GroupCall{Module: f.module.id, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}
+		w.gapCall = &operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}
 	}
 	return w, nil
 }

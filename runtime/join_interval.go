@@ -7,6 +7,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // joinRecOverhead is the bytes a buffered join record costs beyond its key
@@ -28,7 +29,7 @@ type joinRec struct {
 // watermark; late records go to the late output instead of being joined.
 type intervalJoin struct {
 	vertex string
-	plan   *Join
+	plan   *plan.Join
 	inputs *joinInputs
 	// sides buffers the left (0) and right (1) records by key, and
 	// expiries orders them by the watermark at which they expire.
@@ -46,7 +47,7 @@ type intervalJoin struct {
 	fn *intervalCall
 }
 
-func newIntervalJoin(vertex string, jp *Join, inputs *joinInputs, limit int64, c *counters, out *operator.Out, late operator.Stage) *intervalJoin {
+func newIntervalJoin(vertex string, jp *plan.Join, inputs *joinInputs, limit int64, c *counters, out *operator.Out, late operator.Stage) *intervalJoin {
 	return &intervalJoin{
 		vertex: vertex, plan: jp, inputs: inputs, limit: limit, c: c, out: out, late: late,
 		sides: [2]map[string]*joinKey{{}, {}}, wm: abi.NoWatermark,

@@ -8,6 +8,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -24,7 +25,7 @@ func (st joinStep) apply(ctx context.Context, s operator.Stage, in *joinInputs) 
 	return windowStep(text).apply(ctx, s)
 }
 
-func testIntervalJoin(jp *Join, limit int64, out, late *tapeSink) (*intervalJoin, *counters) {
+func testIntervalJoin(jp *plan.Join, limit int64, out, late *tapeSink) (*intervalJoin, *counters) {
 	c := newCounters()
 	var lateStage operator.Stage
 	if late != nil {
@@ -37,7 +38,7 @@ func testIntervalJoin(jp *Join, limit int64, out, late *tapeSink) (*intervalJoin
 func TestIntervalJoinGolden(t *testing.T) {
 	tests := []struct {
 		name     string
-		plan     Join
+		plan     plan.Join
 		steps    []joinStep
 		want     []string
 		wantLate []string
@@ -45,7 +46,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 	}{
 		{
 			name:  "inclusive bounds match at exactly lower and upper",
-			plan:  Join{Interval: true, Lower: -2, Upper: 3},
+			plan:  plan.Join{Interval: true, Lower: -2, Upper: 3},
 			steps: []joinStep{"L a@10 1", "R a@7 2; a@8 3; a@13 4; a@14 5; b@10 6", "wm max"},
 			want: []string{
 				`a@10 {"key":"a","left":1,"right":3}`,
@@ -55,7 +56,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 		},
 		{
 			name:  "exclusive bounds leave out the bounds",
-			plan:  Join{Interval: true, Lower: -2 + 1, Upper: 3 - 1},
+			plan:  plan.Join{Interval: true, Lower: -2 + 1, Upper: 3 - 1},
 			steps: []joinStep{"R a@7 2; a@8 3; a@9 4; a@12 5; a@13 6", "L a@10 1", "wm max"},
 			want: []string{
 				`a@10 {"key":"a","left":1,"right":4}`,
@@ -65,19 +66,19 @@ func TestIntervalJoinGolden(t *testing.T) {
 		},
 		{
 			name:  "empty right side emits nothing",
-			plan:  Join{Interval: true, Lower: -5, Upper: 5},
+			plan:  plan.Join{Interval: true, Lower: -5, Upper: 5},
 			steps: []joinStep{"L a@1 1; b@2 2", "wm 3", "wm max"},
 			want:  []string{"wm 3", "wm max"},
 		},
 		{
 			name:  "empty left side emits nothing",
-			plan:  Join{Interval: true, Lower: -5, Upper: 5},
+			plan:  plan.Join{Interval: true, Lower: -5, Upper: 5},
 			steps: []joinStep{"R a@1 1; b@2 2", "wm max"},
 			want:  []string{"wm max"},
 		},
 		{
 			name:  "several matches on both sides, in arrival order",
-			plan:  Join{Interval: true, Lower: 0, Upper: 10},
+			plan:  plan.Join{Interval: true, Lower: 0, Upper: 10},
 			steps: []joinStep{"L k@0 1; k@5 2", "R k@7 3", "L k@6 4", "wm max"},
 			want: []string{
 				`k@7 {"key":"k","left":1,"right":3}`,
@@ -88,7 +89,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 		},
 		{
 			name:     "records at or below the watermark are late on either side",
-			plan:     Join{Interval: true, Lower: -5, Upper: 5},
+			plan:     plan.Join{Interval: true, Lower: -5, Upper: 5},
 			steps:    []joinStep{"L a@10 1", "wm 10", "R a@10 2; a@11 3", "L a@9 4", "wm max"},
 			want:     []string{"wm 10", `a@11 {"key":"a","left":1,"right":3}`, "wm max"},
 			wantLate: []string{"wm 10", "a@10 2", "a@9 4", "wm max"},
@@ -96,7 +97,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 		},
 		{
 			name:  "allowed lateness keeps records joinable",
-			plan:  Join{Interval: true, Lower: 0, Upper: 3, Lateness: 5},
+			plan:  plan.Join{Interval: true, Lower: 0, Upper: 3, Lateness: 5},
 			steps: []joinStep{"L a@10 1", "wm 17", "R a@13 2", "wm 18", "R a@14 3", "wm max"},
 			want:  []string{"wm 17", `a@13 {"key":"a","left":1,"right":2}`, "wm 18", "wm max"},
 			// a@14 is outside [10, 13]; not late (14+5 > 18) but unmatched.
@@ -134,7 +135,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 // never exceed what the interval and the watermark lag keep alive.
 func TestIntervalJoinStateBounded(t *testing.T) {
 	out := &discardCounter{}
-	jp := &Join{Interval: true, Lower: -5, Upper: 5}
+	jp := &plan.Join{Interval: true, Lower: -5, Upper: 5}
 	c := newCounters()
 	in := &joinInputs{split: 1}
 	j := newIntervalJoin("join", jp, in, 1<<20, c, &operator.Out{Max: 256, Next: out}, nil)
@@ -202,7 +203,7 @@ func (d *discardCounter) Finish(context.Context) error         { return nil }
 func (d *discardCounter) Close(context.Context) error          { return nil }
 
 func TestIntervalJoinBudget(t *testing.T) {
-	j, _ := testIntervalJoin(&Join{Interval: true, Lower: 0, Upper: 10}, 100, &tapeSink{}, nil)
+	j, _ := testIntervalJoin(&plan.Join{Interval: true, Lower: 0, Upper: 10}, 100, &tapeSink{}, nil)
 	err := windowStep("a@1 1; a@2 2; a@3 3").apply(context.Background(), j)
 	want := `operator[join]: join state exceeds its budget of 100 bytes (record key "a")`
 	if err == nil || err.Error() != want {

@@ -13,6 +13,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 )
 
@@ -139,11 +140,11 @@ func TestExampleJoinJobsPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Build(j, m.lookupModule)
+			p, err := plan.Build(j, m.lookupDescription)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := p.Modules(); len(got) != 1 || got[0] != mod.ID {
+			if got := p.ModuleIDs(); len(got) != 1 || got[0] != mod.ID {
 				t.Fatalf("modules %v", got)
 			}
 		})

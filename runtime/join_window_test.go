@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
-func testWindowJoin(wp *Window, out, late *tapeSink) (*windowOp, *joinInputs, *counters) {
+func testWindowJoin(wp *plan.Window, out, late *tapeSink) (*windowOp, *joinInputs, *counters) {
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "join", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	wo := &operator.Out{Max: 2, Next: out}
@@ -24,10 +25,10 @@ func testWindowJoin(wp *Window, out, late *tapeSink) (*windowOp, *joinInputs, *c
 }
 
 func TestWindowJoinGolden(t *testing.T) {
-	tumbling := Window{Type: WindowTumbling, Size: 10, Slide: 10}
+	tumbling := plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10}
 	tests := []struct {
 		name     string
-		plan     Window
+		plan     plan.Window
 		steps    []joinStep
 		want     []string
 		wantLate []string
@@ -53,7 +54,7 @@ func TestWindowJoinGolden(t *testing.T) {
 		},
 		{
 			name:  "sliding: a pair in two windows is emitted for each, panes in time order",
-			plan:  Window{Type: WindowSliding, Size: 10, Slide: 5},
+			plan:  plan.Window{Type: plan.WindowSliding, Size: 10, Slide: 5},
 			steps: []joinStep{"L a@7 1", "R a@8 2", "R a@3 3", "wm max"},
 			want: []string{
 				`a@9 {"key":"a","window_start":0,"window_end":10,"left":1,"right":3}`,
@@ -64,7 +65,7 @@ func TestWindowJoinGolden(t *testing.T) {
 		},
 		{
 			name:  "session: sessions merge across both sides",
-			plan:  Window{Type: WindowSession, Gap: 5},
+			plan:  plan.Window{Type: plan.WindowSession, Gap: 5},
 			steps: []joinStep{"L a@1 1", "R a@10 2", "R a@5 3", "L a@30 4", "wm max"},
 			want: []string{
 				`a@14 {"key":"a","window_start":1,"window_end":15,"left":1,"right":2}`,
@@ -82,7 +83,7 @@ func TestWindowJoinGolden(t *testing.T) {
 		},
 		{
 			name:  "within the allowed lateness a window fires again with every pair",
-			plan:  Window{Type: WindowTumbling, Size: 10, Slide: 10, Lateness: 5},
+			plan:  plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Lateness: 5},
 			steps: []joinStep{"L a@1 1", "R a@2 2", "wm 9", "L a@3 3", "wm 14", "R a@4 4", "wm max"},
 			want: []string{
 				`a@9 {"key":"a","window_start":0,"window_end":10,"left":1,"right":2}`,

@@ -16,6 +16,7 @@ import (
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 )
 
@@ -120,7 +121,7 @@ func (m *Manager) prepare(ctx context.Context, id string, data []byte, from stri
 	if err != nil {
 		return nil, err
 	}
-	p, err := Build(js, m.lookupModule)
+	p, err := plan.Build(js, m.lookupDescription)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +174,7 @@ func (m *Manager) submit(ctx context.Context, data []byte, from string, allowNon
 
 // checkConnectors makes sure the job's JetStream parts can work before it
 // starts: JetStream is reachable and the source streams exist.
-func (m *Manager) checkConnectors(ctx context.Context, p *Plan) error {
+func (m *Manager) checkConnectors(ctx context.Context, p *plan.Plan) error {
 	for i, s := range p.Job.Sources {
 		if s.JetStream == nil {
 			continue

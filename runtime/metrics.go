@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // The runtime's metrics. Task metrics are per task (chain) subtask, labelled
@@ -189,7 +190,7 @@ func (j *job) collectWatermarks(gauge func(*prometheus.Desc, float64, ...string)
 
 // inputWatermark is the least watermark of v's inputs; false when v has no
 // input or one of them has no watermark yet.
-func inputWatermark(v *Vertex, marks map[string]int64) (int64, bool) {
+func inputWatermark(v *plan.Vertex, marks map[string]int64) (int64, bool) {
 	if len(v.In) == 0 {
 		return 0, false
 	}

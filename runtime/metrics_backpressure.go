@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // Backpressure levels of a subtask by its backpressured ratio, as in Flink.
@@ -105,7 +107,7 @@ func (j *job) backpressure() BackpressureInfo {
 	for _, v := range j.plan.Vertices {
 		task := j.taskName(v)
 		vb := VertexBackpressure{ID: v.ID, Task: task, Subtasks: []SubtaskBackpressure{}}
-		for i := range j.plan.byID[task].Parallelism {
+		for i := range j.plan.Vertex(task).Parallelism {
 			s, ok := samples[subtaskKey{task, i}]
 			if !ok {
 				continue
@@ -137,7 +139,7 @@ func (j *job) backpressure() BackpressureInfo {
 
 // taskLoad is one task's worst subtask figures over the last interval.
 type taskLoad struct {
-	head                *Vertex
+	head                *plan.Vertex
 	sampled             bool
 	backpressured, busy float64
 	inPool, outPool     float64

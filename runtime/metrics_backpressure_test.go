@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 )
 
@@ -30,7 +31,7 @@ func planJob(t *testing.T, m *Manager, modID, format string) *job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Build(js, m.lookupModule)
+	p, err := plan.Build(js, m.lookupDescription)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ sources: [{id: gen, generator: {kind: sequence}}]
 operators: [{id: up, input: gen, map: {module: %[1]s, function: upper}}]
 sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 `)
-	threeTasks.plan.byID["up"].In[0].Ship = ShipRebalance
+	threeTasks.plan.Vertex("up").In[0].Ship = plan.ShipRebalance
 	// Two tasks: gen, and up with out chained to it.
 	chained := planJob(t, m, mod.ID, `
 name: chained

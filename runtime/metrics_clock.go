@@ -8,6 +8,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/exchange"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // clockEpoch anchors monoNanos on the monotonic clock.
@@ -189,7 +190,7 @@ func (t *task) figures(now int64) taskFigures {
 
 // vertexClock makes the clock of vertex v in subtask i. Its exchange
 // writers must exist: the builder makes every edge before any task.
-func (b *builder) vertexClock(v *Vertex, i int) vertexClock {
+func (b *builder) vertexClock(v *plan.Vertex, i int) vertexClock {
 	c := vertexClock{id: v.ID, own: &b.j.counters[v.ID][i].busy}
 	for _, e := range v.Out {
 		if e.Chained() {

@@ -1,20 +1,9 @@
 package runtime
 
-// String names the shipping as the API does.
-func (s Shipping) String() string {
-	switch s {
-	case ShipHash:
-		return "hash"
-	case ShipRebalance:
-		return "rebalance"
-	case ShipBroadcast:
-		return "broadcast"
-	}
-	return "forward"
-}
+import "wasmstream.io/platform/runtime/plan"
 
 // edgeInfos describes the edges out of v.
-func edgeInfos(v *Vertex) []EdgeInfo {
+func edgeInfos(v *plan.Vertex) []EdgeInfo {
 	out := make([]EdgeInfo, len(v.Out))
 	for i, e := range v.Out {
 		out[i] = EdgeInfo{From: e.From.ID, To: e.To.ID, Ship: e.Ship.String(), Chained: e.Chained()}
@@ -40,8 +29,8 @@ func (j *job) runningTasks() []*task {
 }
 
 // chainOf lists the vertices of the task headed by head, head first.
-func chainOf(head *Vertex) []*Vertex {
-	vs := []*Vertex{head}
+func chainOf(head *plan.Vertex) []*plan.Vertex {
+	vs := []*plan.Vertex{head}
 	for i := 0; i < len(vs); i++ {
 		for _, e := range vs[i].Out {
 			if e.Chained() {

@@ -23,17 +23,6 @@ type moduleEntry struct {
 	uploaded time.Time
 }
 
-func (m *moduleEntry) functionList() string {
-	names := make([]string, len(m.desc.Functions))
-	for i, f := range m.desc.Functions {
-		names[i] = fmt.Sprintf("%s (%s)", f.Name, f.Kind)
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
 func (m *moduleEntry) info(usedBy []string) ModuleInfo {
 	return ModuleInfo{ID: m.id, Size: m.size, Functions: m.desc.Functions, States: m.desc.States, Uploaded: m.uploaded, UsedBy: usedBy}
 }
@@ -169,6 +158,15 @@ func (m *Manager) lookupModule(id string) (*moduleEntry, bool) {
 	defer m.mu.Unlock()
 	e, ok := m.modules[id]
 	return e, ok
+}
+
+// lookupDescription finds an uploaded module's self-description.
+func (m *Manager) lookupDescription(id string) (abi.Description, bool) {
+	e, ok := m.lookupModule(id)
+	if !ok {
+		return abi.Description{}, false
+	}
+	return e.desc, true
 }
 
 func (m *Manager) usedBy(id string) []string {

@@ -9,6 +9,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 	"wasmstream.io/platform/state"
 )
@@ -35,9 +36,9 @@ func (b *builder) stateBudget() *state.Budget {
 // keyedState opens the keyed state of subtask i of vertex v: the states the
 // module of fn declares, with the operator's TTL overrides, over the key
 // groups the subtask owns, in the job's backend.
-func (b *builder) keyedState(v *Vertex, i int, fn *Func) (*state.Keyed, error) {
+func (b *builder) keyedState(v *plan.Vertex, i int, fn *plan.Func) (*state.Keyed, error) {
 	job := b.j.plan.Job
-	descs, err := stateDescriptors(fn.module.desc, v.Op.StateTTL)
+	descs, err := stateDescriptors(b.module(fn).desc, v.Op.StateTTL)
 	if err != nil {
 		return nil, fmt.Errorf("operator[%s]: %w", v.ID, err)
 	}
@@ -97,7 +98,7 @@ func stateDescriptors(desc abi.Description, overrides []spec.StateTTL) ([]state.
 }
 
 // processStage builds a keyed process operator for subtask i of v.
-func (b *builder) processStage(t *task, v *Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
+func (b *builder) processStage(t *task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
 	keyed, err := b.keyedState(v, i, v.Fn)
 	if err != nil {
 		return nil, err
@@ -112,12 +113,12 @@ func (b *builder) processStage(t *task, v *Vertex, i int, policy *operator.Error
 }
 
 // processCall prepares calls of a grouped function f for subtask i of v.
-func (b *builder) processCall(t *task, v *Vertex, i int, f *Func) operator.GroupCall {
+func (b *builder) processCall(t *task, v *plan.Vertex, i int, f *plan.Func) operator.GroupCall {
 	limits := b.j.plan.Job.UDF
-	pool := f.module.mod.NewGuest(host.InstanceConfig{
+	pool := b.module(f).mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", v.ID), slog.Int("subtask", i)},
 	})
-	return operator.GroupCall{Module: f.module.id, Function: f.Function, Fn: f.Index, Guest: t.stats.meter(v.ID, f.Function, pool)}
+	return operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: t.stats.meter(v.ID, f.Function, pool)}
 }

@@ -10,13 +10,14 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // windowBench drives a window operator with b.N records of keys keys,
 // perMs records per millisecond of event time, in batches of 1024 with a
 // watermark (the largest timestamp - 1) after each batch, into a sink that
 // counts. It reports records per CPU second of the process (GC included).
-func windowBench(b *testing.B, wp Window, keys, perMs int, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc) {
+func windowBench(b *testing.B, wp plan.Window, keys, perMs int, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc) {
 	out := &countSink{}
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -65,7 +66,7 @@ func windowBench(b *testing.B, wp Window, keys, perMs int, fn func(w *windowOp, 
 // Keyed tumbling count over 100,000 keys: 100 records per millisecond and
 // 10 s windows, so each key has about 10 records per window.
 func BenchmarkWindowTumblingBuiltin(b *testing.B) {
-	windowBench(b, Window{Type: WindowTumbling, Size: 10_000, Slide: 10_000, Builtin: builtinCount}, 100_000, 100, nil)
+	windowBench(b, plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000, Builtin: builtinCount}, 100_000, 100, nil)
 }
 
 // The same with the count UDF aggregate in Wasm, written with the Go SDK
@@ -74,7 +75,7 @@ func BenchmarkWindowTumblingWasm(b *testing.B) {
 	for _, udf := range []string{"avg", "avg-c", "avg-rust"} {
 		b.Run(udf, func(b *testing.B) {
 			mod := windowModule(b, udf)
-			windowBench(b, Window{Type: WindowTumbling, Size: 10_000, Slide: 10_000}, 100_000, 100, udfWindowFuncGroups(b, mod, "count", 1024))
+			windowBench(b, plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000}, 100_000, 100, udfWindowFuncGroups(b, mod, "count", 1024))
 		})
 	}
 }
@@ -86,15 +87,15 @@ func BenchmarkWindowTumblingWasm(b *testing.B) {
 func BenchmarkWindowSlidingBuiltin(b *testing.B) {
 	for _, tt := range []struct {
 		name string
-		plan Window
+		plan plan.Window
 		keys int
 	}{
-		{"sliding-10s-by-1s", Window{Type: WindowSliding, Size: 10_000, Slide: 1_000, Builtin: builtinCount}, 1_000},
-		{"tumbling-10s", Window{Type: WindowTumbling, Size: 10_000, Slide: 10_000, Builtin: builtinCount}, 1_000},
-		{"tumbling-1s", Window{Type: WindowTumbling, Size: 1_000, Slide: 1_000, Builtin: builtinCount}, 1_000},
-		{"sliding-10s-by-1s-100k-keys", Window{Type: WindowSliding, Size: 10_000, Slide: 1_000, Builtin: builtinCount}, 100_000},
-		{"tumbling-10s-100k-keys", Window{Type: WindowTumbling, Size: 10_000, Slide: 10_000, Builtin: builtinCount}, 100_000},
-		{"tumbling-1s-100k-keys", Window{Type: WindowTumbling, Size: 1_000, Slide: 1_000, Builtin: builtinCount}, 100_000},
+		{"sliding-10s-by-1s", plan.Window{Type: plan.WindowSliding, Size: 10_000, Slide: 1_000, Builtin: builtinCount}, 1_000},
+		{"tumbling-10s", plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000, Builtin: builtinCount}, 1_000},
+		{"tumbling-1s", plan.Window{Type: plan.WindowTumbling, Size: 1_000, Slide: 1_000, Builtin: builtinCount}, 1_000},
+		{"sliding-10s-by-1s-100k-keys", plan.Window{Type: plan.WindowSliding, Size: 10_000, Slide: 1_000, Builtin: builtinCount}, 100_000},
+		{"tumbling-10s-100k-keys", plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000, Builtin: builtinCount}, 100_000},
+		{"tumbling-1s-100k-keys", plan.Window{Type: plan.WindowTumbling, Size: 1_000, Slide: 1_000, Builtin: builtinCount}, 100_000},
 	} {
 		b.Run(tt.name, func(b *testing.B) { windowBench(b, tt.plan, tt.keys, 100, nil) })
 	}
@@ -103,7 +104,7 @@ func BenchmarkWindowSlidingBuiltin(b *testing.B) {
 // Session windows (gap 1 s) with the built-in count over 100,000 keys: a
 // key's records come about a second apart, so sessions keep growing.
 func BenchmarkWindowSessionBuiltin(b *testing.B) {
-	windowBench(b, Window{Type: WindowSession, Gap: 1_000, Builtin: builtinCount}, 100_000, 100, nil)
+	windowBench(b, plan.Window{Type: plan.WindowSession, Gap: 1_000, Builtin: builtinCount}, 100_000, 100, nil)
 }
 
 // A window_process function with per-window state (udfs/firings, which
@@ -113,7 +114,7 @@ func BenchmarkWindowSessionBuiltin(b *testing.B) {
 func BenchmarkWindowProcessState(b *testing.B) {
 	for _, backend := range backends {
 		b.Run(backend, func(b *testing.B) {
-			wp := Window{Type: WindowTumbling, Size: 1_000, Slide: 1_000, States: true}
+			wp := plan.Window{Type: plan.WindowTumbling, Size: 1_000, Slide: 1_000, States: true}
 			windowBench(b, wp, 10_000, 100, windowStateFunc(b, backend, &wp, "firings", "count", 1, 0, 1024))
 		})
 	}

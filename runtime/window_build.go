@@ -9,16 +9,17 @@ import (
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 // sourceStages puts the event-time stages of source v in front of next:
 // the timestamp assigner (a JSON field or a timestamp function) and the
 // watermark generator, as time and the source's watermark say.
-func (b *builder) sourceStages(t *task, v *Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+func (b *builder) sourceStages(t *task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
 	src := v.Source
 	mode := b.j.plan.Job.Time
 	s := next
-	if mode == TimeProcessing {
+	if mode == plan.TimeProcessing {
 		return b.timestampStage(t, v, i, policy, s)
 	}
 	w := src.Watermark
@@ -26,7 +27,7 @@ func (b *builder) sourceStages(t *task, v *Vertex, i int, policy *operator.Error
 	if w != nil {
 		interval, idle = w.Interval.Milliseconds(), w.IdleTimeout.Milliseconds()
 	}
-	if mode == TimeIngestion {
+	if mode == plan.TimeIngestion {
 		g := newWMSource(wmIngestion, 0, interval, 0, t.announceIdle, s)
 		t.time.gen = g
 		return g
@@ -40,7 +41,7 @@ func (b *builder) sourceStages(t *task, v *Vertex, i int, policy *operator.Error
 		g = newWMSource(wmPunctuated, 0, interval, idle, t.announceIdle, s)
 		f := v.WatermarkFn
 		g.punct = &punctuator{
-			module: f.module.id, function: f.Function, fn: f.Index, pool: b.pool(v.ID, i, f),
+			module: f.Module, function: f.Function, fn: f.Index, pool: b.pool(v.ID, i, f),
 			batchSize: b.j.plan.Job.UDF.BatchSize, policy: policy,
 		}
 	default:
@@ -52,7 +53,7 @@ func (b *builder) sourceStages(t *task, v *Vertex, i int, policy *operator.Error
 
 // timestampStage puts the source's timestamp assigner, if any, in front of
 // next.
-func (b *builder) timestampStage(t *task, v *Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+func (b *builder) timestampStage(t *task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
 	if ts := v.Source.Timestamp; ts != nil && ts.Field != "" {
 		return &fieldExtract{field: ts.Field, timestamp: true, policy: policy, next: next}
 	}
@@ -63,9 +64,9 @@ func (b *builder) timestampStage(t *task, v *Vertex, i int, policy *operator.Err
 }
 
 // pool makes an instance pool of f's module for subtask i of a vertex.
-func (b *builder) pool(vertexID string, i int, f *Func) *host.Guest {
+func (b *builder) pool(vertexID string, i int, f *plan.Func) *host.Guest {
 	limits := b.j.plan.Job.UDF
-	return f.module.mod.NewGuest(host.InstanceConfig{
+	return b.module(f).mod.NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},
@@ -74,7 +75,7 @@ func (b *builder) pool(vertexID string, i int, f *Func) *host.Guest {
 
 // windowStage builds the window operator of v for subtask i in front of
 // next, with its late output.
-func (b *builder) windowStage(ctx context.Context, t *task, v *Vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
+func (b *builder) windowStage(ctx context.Context, t *task, v *plan.Vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
 	wp := v.Window
 	var st *windowState
 	if wp.States {
@@ -82,7 +83,7 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *Vertex, i int, c 
 		if err != nil {
 			return nil, err
 		}
-		st = newWindowState(keyed, len(v.Fn.module.desc.States), wp)
+		st = newWindowState(keyed, len(b.module(v.Fn).desc.States), wp)
 	}
 	late, err := b.lateOutputs(ctx, t, v, i)
 	if err != nil {
@@ -94,9 +95,9 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *Vertex, i int, c 
 	batch := b.j.plan.Job.UDF.BatchSize
 	out := &operator.Out{Max: batch, Next: next}
 	w := newWindowOp(v.ID, wp, c, policy, out, late)
-	call := func(f *Func, kind abi.Kind) *windowCall {
+	call := func(f *plan.Func, kind abi.Kind) *windowCall {
 		return &windowCall{kind: kind, maxGroups: batch, policy: policy, out: out,
-			gc: operator.GroupCall{Module: f.module.id, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
+			gc: operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
 	}
 	switch {
 	case wp.Builtin != "":
@@ -112,14 +113,14 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *Vertex, i int, c 
 	}
 	if wp.GapFn != nil {
 		f := wp.GapFn
-		w.gapCall = &operator.GroupCall{Module: f.module.id, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}
+		w.gapCall = &operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}
 	}
 	return w, nil
 }
 
 // lateOutputs builds the stages that receive v's late records: its late
 // edges, chained or through the exchange. Nil when v has none.
-func (b *builder) lateOutputs(ctx context.Context, t *task, v *Vertex, i int) (operator.Stage, error) {
+func (b *builder) lateOutputs(ctx context.Context, t *task, v *plan.Vertex, i int) (operator.Stage, error) {
 	var outs operator.Fanout
 	for _, e := range v.Out {
 		if !e.Late {

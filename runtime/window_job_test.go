@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 	"wasmstream.io/platform/watermark"
 )
@@ -86,12 +88,11 @@ func TestExampleWindowJobsPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			entry := &moduleEntry{id: mod.ID, desc: mod.Description, mod: mod}
-			p, err := Build(j, func(id string) (*moduleEntry, bool) { return entry, id == mod.ID })
+			p, err := plan.Build(j, func(id string) (abi.Description, bool) { return mod.Description, id == mod.ID })
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := p.Modules(); len(got) != 1 || got[0] != mod.ID {
+			if got := p.ModuleIDs(); len(got) != 1 || got[0] != mod.ID {
 				t.Fatalf("modules %v", got)
 			}
 		})

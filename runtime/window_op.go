@@ -8,6 +8,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -31,7 +32,7 @@ const (
 // Sessions and count windows are in window_session.go and window_count.go.
 type windowOp struct {
 	vertex string
-	plan   *Window
+	plan   *plan.Window
 	fn     windowFunc
 	store  windowContents
 	timers *watermark.TimerService
@@ -69,13 +70,13 @@ type windowOp struct {
 	drops   []touchedSlot
 }
 
-func newWindowOp(vertex string, wp *Window, c *counters, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *windowOp {
+func newWindowOp(vertex string, wp *plan.Window, c *counters, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *windowOp {
 	w := &windowOp{
 		vertex: vertex, plan: wp, store: newWindowStore(), timers: watermark.NewTimerService(),
 		out: out, late: late, c: c, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
 		panes: map[int64][]*keyState{}, clock: operator.NowMillis,
 	}
-	if wp.Type == WindowTumbling || wp.Type == WindowSliding {
+	if wp.Type == plan.WindowTumbling || wp.Type == plan.WindowSliding {
 		w.pane = gcd(wp.Size, wp.Slide)
 	}
 	return w
@@ -125,9 +126,9 @@ func (w *windowOp) timeOf(rec *abi.Record, now int64) int64 {
 func (w *windowOp) Process(ctx context.Context, recs []abi.Record) error {
 	var err error
 	switch w.plan.Type {
-	case WindowSession:
+	case plan.WindowSession:
 		err = w.processSessions(ctx, recs)
-	case WindowCount:
+	case plan.WindowCount:
 		err = w.processCount(ctx, recs)
 	default:
 		err = w.processPanes(ctx, recs)
@@ -156,9 +157,9 @@ func (w *windowOp) Process(ctx context.Context, recs []abi.Record) error {
 // firings.
 func (w *windowOp) afterBatch(ctx context.Context) error {
 	switch w.plan.Type {
-	case WindowSession:
+	case plan.WindowSession:
 		w.sessionTimers()
-	case WindowCount:
+	case plan.WindowCount:
 		return w.fireCount(ctx)
 	}
 	return nil
@@ -303,7 +304,7 @@ func (w *windowOp) paneFiring(ks *keyState, start, end int64) firing {
 func (w *windowOp) onTimer(tm watermark.Timer) error {
 	t := namespaceTime(tm.Namespace)
 	switch {
-	case w.plan.Type == WindowSession:
+	case w.plan.Type == plan.WindowSession:
 		w.sessionTimer(tm, t)
 	case tm.Namespace[0] == timerClean:
 		w.cleans = append(w.cleans, t)
@@ -331,7 +332,7 @@ func (w *windowOp) fireTimers(ctx context.Context, d abi.TimeDomain, upTo int64)
 	if err := w.fireAll(ctx); err != nil {
 		return err
 	}
-	if w.plan.Type == WindowSession {
+	if w.plan.Type == plan.WindowSession {
 		w.dropSessions()
 	}
 	for _, t := range w.cleans {
@@ -378,7 +379,7 @@ func (w *windowOp) Advance(ctx context.Context, wm int64) error {
 		w.wm = wm
 		var err error
 		switch {
-		case w.plan.Type == WindowCount:
+		case w.plan.Type == plan.WindowCount:
 		case !w.plan.Processing:
 			err = w.fireTimers(ctx, abi.EventTime, wm)
 		case wm == watermark.MaxWatermark:
@@ -398,7 +399,7 @@ func (w *windowOp) Advance(ctx context.Context, wm int64) error {
 }
 
 func (w *windowOp) Tick(ctx context.Context, now int64) error {
-	if w.plan.Processing && w.plan.Type != WindowCount && now > w.lastTick {
+	if w.plan.Processing && w.plan.Type != plan.WindowCount && now > w.lastTick {
 		w.lastTick = now
 		if err := w.fireTimers(ctx, abi.ProcessingTime, now); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -146,10 +147,10 @@ func TestWindowProperty(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(trial), 7))
 		slide := []int64{5, 10, 20}[rng.IntN(3)]
 		size := slide * int64(1+rng.IntN(4))
-		wp := Window{Type: WindowSliding, Size: size, Slide: slide, Lateness: []int64{0, 0, 15, 40}[rng.IntN(4)],
+		wp := plan.Window{Type: plan.WindowSliding, Size: size, Slide: slide, Lateness: []int64{0, 0, 15, 40}[rng.IntN(4)],
 			Builtin: aggs[rng.IntN(len(aggs))], Field: "n"}
 		if trial%4 == 3 {
-			wp = Window{Type: WindowCount, Count: int64(1 + rng.IntN(5)), Builtin: wp.Builtin, Field: "n"}
+			wp = plan.Window{Type: plan.WindowCount, Count: int64(1 + rng.IntN(5)), Builtin: wp.Builtin, Field: "n"}
 			wp.CountSlide = []int64{wp.Count, 1, 2}[rng.IntN(3)]
 			if wp.Count%wp.CountSlide != 0 {
 				wp.CountSlide = wp.Count
@@ -164,7 +165,7 @@ func TestWindowProperty(t *testing.T) {
 		}
 		var want []string
 		var wantLate int64
-		if wp.Type == WindowCount {
+		if wp.Type == plan.WindowCount {
 			want = refCountWindows(recs, wp.Count, wp.CountSlide, wp.Builtin)
 		} else {
 			want, wantLate = refTimeWindows(recs, wp.Size, wp.Slide, wp.Lateness, delay, wp.Builtin)

@@ -9,6 +9,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 	"wasmstream.io/platform/watermark"
 )
@@ -49,7 +50,7 @@ func appendWindowNamespace(dst []byte, start, end int64) []byte {
 	return binary.BigEndian.AppendUint64(dst, uint64(end)^1<<63)
 }
 
-func newWindowState(keyed *state.Keyed, states int, wp *Window) *windowState {
+func newWindowState(keyed *state.Keyed, states int, wp *plan.Window) *windowState {
 	s := &windowState{keyed: keyed, states: states, cleanup: watermark.NewTimerService(), domain: abi.EventTime, lateness: wp.Lateness}
 	if wp.Processing {
 		s.domain, s.lateness = abi.ProcessingTime, 0
@@ -138,24 +139,4 @@ func (e *windowEnv) DeleteTimer(abi.TimeDomain, int64) error   { return errWindo
 // windowStateFail names the operator in a state failure outside a call.
 func windowStateFail(vertex string, err error) error {
 	return fmt.Errorf("operator[%s]: window state: %w", vertex, err)
-}
-
-// windowStateProblem refuses per-window state where windows cannot keep it:
-// merging (session) windows, as Flink does, and count windows, which never
-// end in time, so their state could never be cleared.
-func windowStateProblem(wp *Window, wpath string, fn *Func) string {
-	if !wp.States {
-		return ""
-	}
-	var why string
-	switch wp.Type {
-	case WindowSession:
-		why = "per-window state is not allowed when using merging (session) windows"
-	case WindowCount:
-		why = "per-window state is not allowed with count windows, which never end in time to clear it"
-	default:
-		return ""
-	}
-	return fmt.Sprintf("%s.type: %s, and process_window function %q of module %s declares states %s (use tumbling or sliding windows, or a module without states)",
-		wpath, why, fn.Function, fn.module.id, stateList(fn.module.desc))
 }

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 	"wasmstream.io/platform/state"
 )
@@ -16,7 +18,7 @@ import (
 // statefulWindow builds a window operator over function fn of the module
 // built from udfs/<module> (firings or one of its twins in other languages)
 // with per-window state in backend, owning subtask i of p's key groups.
-func statefulWindow(t *testing.T, backend string, wp Window, module, fn string, p, i int, out *tapeSink) *windowOp {
+func statefulWindow(t *testing.T, backend string, wp plan.Window, module, fn string, p, i int, out *tapeSink) *windowOp {
 	t.Helper()
 	wp.States = true
 	w, _ := testWindow(&wp, windowStateFunc(t, backend, &wp, module, fn, p, i, 3), out, nil)
@@ -27,7 +29,7 @@ func statefulWindow(t *testing.T, backend string, wp Window, module, fn string, 
 // windowStateFunc makes the window function of function fn of udfs/<module>
 // with per-window state in backend, for subtask i of p, with at most
 // maxGroups groups per call. Closing the operator closes the state.
-func windowStateFunc(tb testing.TB, backend string, wp *Window, module, fn string, p, i, maxGroups int) func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
+func windowStateFunc(tb testing.TB, backend string, wp *plan.Window, module, fn string, p, i, maxGroups int) func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 	tb.Helper()
 	mod := windowModule(tb, module)
 	descs, err := stateDescriptors(mod.Description, nil)
@@ -94,7 +96,7 @@ var backends = []string{state.BackendMemory, state.BackendPebble}
 func TestWindowStateFirings(t *testing.T) {
 	tests := []struct {
 		name   string
-		plan   Window
+		plan   plan.Window
 		steps  []windowStep
 		want   []string
 		before windowStep
@@ -105,7 +107,7 @@ func TestWindowStateFirings(t *testing.T) {
 	}{
 		{
 			name: "tumbling with allowed lateness",
-			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, Lateness: 5},
+			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Lateness: 5},
 			steps: []windowStep{
 				"a@1 x; a@3 x; b@4 x; a@12 x", "wm 9", "a@5 x", "a@7 x; b@8 x", "wm 14", "a@6 x", "wm 19",
 			},
@@ -120,7 +122,7 @@ func TestWindowStateFirings(t *testing.T) {
 		},
 		{
 			name: "sliding windows each count their own firings",
-			plan: Window{Type: WindowSliding, Size: 20, Slide: 10, Lateness: 10},
+			plan: plan.Window{Type: plan.WindowSliding, Size: 20, Slide: 10, Lateness: 10},
 			steps: []windowStep{
 				"a@5 x; a@15 x", "wm 19", "a@16 x", "wm 29",
 			},
@@ -178,7 +180,7 @@ var firingsModules = []string{"firings", "firings-rust", "firings-c", "firings-a
 // lateness.
 func TestWindowStateProcessingTime(t *testing.T) {
 	out := &tapeSink{}
-	w := statefulWindow(t, state.BackendMemory, Window{Type: WindowTumbling, Size: 10, Slide: 10, Processing: true}, "firings", "count", 1, 0, out)
+	w := statefulWindow(t, state.BackendMemory, plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Processing: true}, "firings", "count", 1, 0, out)
 	now := int64(3)
 	w.clock = func() int64 { return now }
 	ctx := context.Background()
@@ -204,7 +206,7 @@ func TestWindowStateRefusesTimers(t *testing.T) {
 	for _, module := range []string{"firings", "firings-c", "firings-as"} {
 		for _, mode := range []string{operator.OnErrorFail, operator.OnErrorSkip} {
 			t.Run(module+"/"+mode, func(t *testing.T) {
-				w := statefulWindow(t, state.BackendMemory, Window{Type: WindowTumbling, Size: 10, Slide: 10}, module, "rearm", 1, 0, &tapeSink{})
+				w := statefulWindow(t, state.BackendMemory, plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10}, module, "rearm", 1, 0, &tapeSink{})
 				w.policy.Mode = mode
 				runWindow(t, w, []windowStep{"a@1 x"})
 				err := windowStep("wm 9").apply(context.Background(), w)
@@ -232,7 +234,7 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 		keys[i] = fmt.Sprintf("k%02d", i)
 		recs = append(recs, keys[i]+"@2 x")
 	}
-	plan := Window{Type: WindowTumbling, Size: 10, Slide: 10, Lateness: 100}
+	plan := plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Lateness: 100}
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			before := statefulWindow(t, backend, plan, "firings", "count", 1, 0, &tapeSink{})
@@ -291,7 +293,6 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 // with a message naming the field; state_ttl must name declared states.
 func TestWindowStatePlan(t *testing.T) {
 	mod := windowModule(t, "firings")
-	entry := &moduleEntry{id: mod.ID, desc: mod.Description, mod: mod}
 	tests := []struct {
 		name string
 		op   string
@@ -337,12 +338,12 @@ sinks: [{id: out, input: win, discard: true}]
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Build(j, func(id string) (*moduleEntry, bool) { return entry, id == mod.ID })
+			p, err := plan.Build(j, func(id string) (abi.Description, bool) { return mod.Description, id == mod.ID })
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !p.byID["win"].Window.States {
+				if !p.Vertex("win").Window.States {
 					t.Fatal("the plan keeps no per-window state")
 				}
 				return
@@ -357,7 +358,7 @@ sinks: [{id: out, input: win, discard: true}]
 // window_all keeps per-window state too, under the empty key.
 func TestWindowStateWindowAll(t *testing.T) {
 	out := &tapeSink{}
-	w := statefulWindow(t, state.BackendMemory, Window{Type: WindowTumbling, Size: 10, Slide: 10, Lateness: 5, All: true}, "firings", "count", 1, 0, out)
+	w := statefulWindow(t, state.BackendMemory, plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Lateness: 5, All: true}, "firings", "count", 1, 0, out)
 	runWindow(t, w, []windowStep{"a@1 x; b@2 x", "wm 9", "c@3 x", "wm 14"})
 	checkLines(t, "output", out.lines, []string{"@9  [0,10) firing 1: 2 records", "wm 9", "@9  [0,10) firing 2: 3 records", "wm 14"})
 	if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {

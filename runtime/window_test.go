@@ -10,6 +10,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -63,7 +64,7 @@ func (st windowStep) apply(ctx context.Context, s operator.Stage) error {
 
 // testWindow builds a window operator with a built-in aggregate, or fn,
 // writing its results to out and its late records to late (when not nil).
-func testWindow(wp *Window, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
+func testWindow(wp *plan.Window, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	wo := &operator.Out{Max: 4, Next: out}
@@ -99,7 +100,7 @@ func checkLines(t *testing.T, what string, got, want []string) {
 func TestWindowBuiltinGolden(t *testing.T) {
 	tests := []struct {
 		name  string
-		plan  Window
+		plan  plan.Window
 		steps []windowStep
 		want  []string
 		late  []string
@@ -108,7 +109,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 	}{
 		{
 			name: "tumbling count out of order",
-			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount},
+			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount},
 			steps: []windowStep{
 				"a@3 {}; b@12 {}; a@1 {}; a@11 {}", "a@9 {}", "wm 9", "b@10 {}", "wm 19", "wm max",
 			},
@@ -120,7 +121,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "tumbling with offset, sum avg",
-			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, Offset: 5, Builtin: builtinSum, Field: "n"},
+			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Offset: 5, Builtin: builtinSum, Field: "n"},
 			steps: []windowStep{
 				`k@4 {"n":1}; k@5 {"n":2.5}; k@14 {"n":-3}; k@15 {"n":4}`, "wm max",
 			},
@@ -132,7 +133,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "sliding min max share panes",
-			plan: Window{Type: WindowSliding, Size: 10, Slide: 5, Builtin: builtinMax, Field: "n"},
+			plan: plan.Window{Type: plan.WindowSliding, Size: 10, Slide: 5, Builtin: builtinMax, Field: "n"},
 			steps: []windowStep{
 				`k@1 {"n":1}; k@7 {"n":7}; k@12 {"n":3}`, "wm 9", "wm 14", "wm max",
 			},
@@ -145,7 +146,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "lateness: on time, late within lateness re-fires, too late goes to the side",
-			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, Lateness: 5, Builtin: builtinCount},
+			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Lateness: 5, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@1 a; k@2 b", "wm 9", "k@3 c", "k@4 d; k@5 e", "wm 13", "k@6 f", "wm 14", "k@7 g", "wm max",
 			},
@@ -161,7 +162,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "late without lateness",
-			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount},
+			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@1 a", "wm 9", "k@9 b; k@10 c", "wm max",
 			},
@@ -174,7 +175,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "window_all ignores keys",
-			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10, All: true, Builtin: builtinAvg, Field: "n"},
+			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, All: true, Builtin: builtinAvg, Field: "n"},
 			steps: []windowStep{
 				`a@1 {"n":1}; b@2 {"n":2}`, "wm max",
 			},
@@ -182,7 +183,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "session merge",
-			plan: Window{Type: WindowSession, Gap: 5, Builtin: builtinCount},
+			plan: plan.Window{Type: plan.WindowSession, Gap: 5, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@0 a; k@20 b; j@0 x", "k@10 c", "k@5 d", "wm 30", "wm max",
 			},
@@ -194,7 +195,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "session late within lateness re-fires the merged session",
-			plan: Window{Type: WindowSession, Gap: 5, Lateness: 10, Builtin: builtinCount},
+			plan: plan.Window{Type: plan.WindowSession, Gap: 5, Lateness: 10, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@0 a", "wm 10", "k@4 b", "k@12 c", "wm 30", "k@3 late; k@20 d", "wm max",
 			},
@@ -208,7 +209,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "tumbling count window",
-			plan: Window{Type: WindowCount, Count: 3, CountSlide: 3, Builtin: builtinSum, Field: "n"},
+			plan: plan.Window{Type: plan.WindowCount, Count: 3, CountSlide: 3, Builtin: builtinSum, Field: "n"},
 			steps: []windowStep{
 				`k@5 {"n":1}; k@3 {"n":2}; j@1 {"n":9}; k@9 {"n":3}; k@1 {"n":4}`, `k@2 {"n":5}; k@4 {"n":6}`, "wm max",
 			},
@@ -219,7 +220,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		},
 		{
 			name: "sliding count window",
-			plan: Window{Type: WindowCount, Count: 4, CountSlide: 2, Builtin: builtinCount},
+			plan: plan.Window{Type: plan.WindowCount, Count: 4, CountSlide: 2, Builtin: builtinCount},
 			steps: []windowStep{
 				"k@1 a; k@2 b; k@3 c", "k@4 d; k@5 e; k@6 f; k@7 g", "wm max",
 			},
@@ -246,7 +247,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 			if got := c.late.Load(); got != tt.dropped {
 				t.Fatalf("late records %d, want %d", got, tt.dropped)
 			}
-			if w.store.keys() != 0 && tt.plan.Type != WindowCount {
+			if w.store.keys() != 0 && tt.plan.Type != plan.WindowCount {
 				t.Fatalf("%d keys left after the end of input", w.store.keys())
 			}
 		})

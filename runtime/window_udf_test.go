@@ -13,6 +13,7 @@ import (
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
 )
 
 var (
@@ -88,13 +89,13 @@ func TestWindowUDFGolden(t *testing.T) {
 		name     string
 		module   string
 		function string
-		plan     Window
+		plan     plan.Window
 		steps    []windowStep
 		want     []string
 	}{
 		{
 			name: "aggregate over tumbling windows", module: "avg", function: "avg",
-			plan: Window{Type: WindowTumbling, Size: 10, Slide: 10},
+			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10},
 			steps: []windowStep{
 				clicks(click("a", 1, 2, "/"), click("b", 3, 5, "/"), click("a", 12, 7, "/"), click("a", 5, 4, "/")), "wm 9",
 				clicks(click("a", 15, 1, "/")), "wm max",
@@ -107,7 +108,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		},
 		{
 			name: "aggregate over sliding windows merges panes", module: "avg", function: "avg",
-			plan: Window{Type: WindowSliding, Size: 30, Slide: 10},
+			plan: plan.Window{Type: plan.WindowSliding, Size: 30, Slide: 10},
 			steps: []windowStep{
 				clicks(click("a", 1, 1, "/"), click("a", 11, 2, "/"), click("a", 21, 3, "/"), click("a", 22, 6, "/")), "wm max",
 			},
@@ -121,7 +122,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		},
 		{
 			name: "session merging with an incremental aggregate", module: "avg", function: "avg",
-			plan: Window{Type: WindowSession, Gap: 10},
+			plan: plan.Window{Type: plan.WindowSession, Gap: 10},
 			steps: []windowStep{
 				// [0,10) and [30,40); [20,30) extends the second; [10,20)
 				// touches both and merges the three accumulators.
@@ -133,7 +134,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		},
 		{
 			name: "reduce keeps the largest", module: "avg", function: "largest",
-			plan: Window{Type: WindowSliding, Size: 20, Slide: 10},
+			plan: plan.Window{Type: plan.WindowSliding, Size: 20, Slide: 10},
 			steps: []windowStep{
 				clicks(click("a", 1, 5, "/x"), click("a", 11, 3, "/y")), "wm max",
 			},
@@ -145,7 +146,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		},
 		{
 			name: "process window over a session", module: "sessions", function: "summary",
-			plan: Window{Type: WindowSession, Gap: 10},
+			plan: plan.Window{Type: plan.WindowSession, Gap: 10},
 			steps: []windowStep{
 				clicks(click("a", 5, 1, "/b"), click("a", 0, 2, "/a")), clicks(click("a", 30, 4, "/c"), click("a", 12, 1, "/b")), "wm max",
 			},
@@ -156,7 +157,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		},
 		{
 			name: "count window with an aggregate", module: "avg", function: "avg",
-			plan: Window{Type: WindowCount, Count: 2, CountSlide: 1},
+			plan: plan.Window{Type: plan.WindowCount, Count: 2, CountSlide: 1},
 			steps: []windowStep{
 				clicks(click("a", 1, 2, "/"), click("a", 2, 4, "/"), click("a", 3, 9, "/")), "wm max",
 			},

@@ -4,7 +4,8 @@ import "fmt"
 
 // Range is the inclusive range [First, Last] of key groups a subtask owns.
 type Range struct {
-	First, Last int
+	First int `json:"first"`
+	Last  int `json:"last"`
 }
 
 // RangeOf is the range subtask owns when maxParallelism key groups are spread

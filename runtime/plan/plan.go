@@ -1,11 +1,17 @@
-package runtime
+package plan
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/spec"
 )
+
+// ErrInvalidJob wraps a job that names modules or functions that do not fit
+// (missing module, missing function, wrong kind).
+var ErrInvalidJob = errors.New("invalid job")
 
 // Shipping says how records cross an edge.
 type Shipping int
@@ -22,6 +28,19 @@ const (
 	ShipBroadcast
 )
 
+// String names the shipping as the API does.
+func (s Shipping) String() string {
+	switch s {
+	case ShipHash:
+		return "hash"
+	case ShipRebalance:
+		return "rebalance"
+	case ShipBroadcast:
+		return "broadcast"
+	}
+	return "forward"
+}
+
 // Vertex is one source, operator or sink of the job graph.
 type Vertex struct {
 	ID          string
@@ -36,30 +55,31 @@ type Vertex struct {
 	OnTimer *Func
 	// Window is the window of an aggregate, reduce or process_window operator.
 	Window *Window
-	// Join is the plan of a Join operator.
+	// Join is the plan of a join operator.
 	Join *Join
 	// WatermarkFn is a source's punctuated watermark function.
 	WatermarkFn *Func
-	// In and out are the vertex's edges.
+	// In and Out are the vertex's edges.
 	In  []*Edge
 	Out []*Edge
 }
 
 // Func is a module function resolved at submission.
 type Func struct {
-	module   *moduleEntry
-	Function string
-	Index    int
+	Module   string `json:"module"`
+	Function string `json:"function"`
+	// Index is the function's position in the module's self-description.
+	Index int `json:"index"`
 }
 
 // Edge connects two vertices.
 type Edge struct {
 	From, To *Vertex
 	Ship     Shipping
-	// keyFn and KeyField select the key before hash shipping.
+	// KeyField and KeyFn select the key before hash shipping.
 	KeyField string
 	KeyFn    *Func
-	// Late carries a window operator's Late records to its late_output
+	// Late carries a window operator's late records to its late_output
 	// sink instead of its results.
 	Late bool
 }
@@ -74,11 +94,13 @@ func (e *Edge) Chained() bool {
 type Plan struct {
 	Job      *spec.Job
 	Vertices []*Vertex
-	byID     map[string]*Vertex
+	// Modules are the self-descriptions of the modules the plan uses, by id.
+	Modules map[string]abi.Description
+	byID    map[string]*Vertex
 }
 
 // Lookup finds an uploaded module by id.
-type Lookup func(id string) (*moduleEntry, bool)
+type Lookup func(id string) (abi.Description, bool)
 
 // unsupported names the spec features accepted by the parser that the runtime
 // does not run yet, by field path.
@@ -92,7 +114,7 @@ func unsupported(j *spec.Job) []string {
 	// As in Flink, unaligned checkpoints exist for exactly-once only: at
 	// least once needs no alignment to begin with.
 	add("checkpoint.unaligned with mode at_least_once (unaligned checkpoints need exactly_once)",
-		j.Checkpoint != nil && j.Checkpoint.Unaligned && j.Checkpoint.Mode == modeAtLeastOnce)
+		j.Checkpoint != nil && j.Checkpoint.Unaligned && j.Checkpoint.Mode == ModeAtLeastOnce)
 	return out
 }
 
@@ -101,24 +123,25 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 	if paths := unsupported(j); len(paths) > 0 {
 		return nil, fmt.Errorf("%w: %s: not supported yet", ErrInvalidJob, joinPaths(paths))
 	}
-	p := &Plan{Job: j, byID: map[string]*Vertex{}}
+	p := &Plan{Job: j, byID: map[string]*Vertex{}, Modules: map[string]abi.Description{}}
 	var problems []string
 	resolve := func(path, module, function string, kind abi.Kind) *Func {
-		m, ok := lookup(module)
+		desc, ok := lookup(module)
 		if !ok {
 			problems = append(problems, fmt.Sprintf("%s.module: no module %s (upload it first)", path, module))
 			return nil
 		}
-		i := m.desc.Lookup(function)
+		i := desc.Lookup(function)
 		if i < 0 {
-			problems = append(problems, fmt.Sprintf("%s.function: module %s has no function %q (it has %s)", path, module, function, m.functionList()))
+			problems = append(problems, fmt.Sprintf("%s.function: module %s has no function %q (it has %s)", path, module, function, functionList(desc)))
 			return nil
 		}
-		if got := m.desc.Functions[i].Kind; got != kind {
+		if got := desc.Functions[i].Kind; got != kind {
 			problems = append(problems, fmt.Sprintf("%s.function: %q is a %s function, want %s", path, function, got, kind))
 			return nil
 		}
-		return &Func{module: m, Function: function, Index: i}
+		p.Modules[module] = desc
+		return &Func{Module: module, Function: function, Index: i}
 	}
 	add := func(v *Vertex) { p.Vertices = append(p.Vertices, v); p.byID[v.ID] = v }
 	for i := range j.Sources {
@@ -141,10 +164,10 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 			v.Fn = resolve(path+".flat_map", o.FlatMap.Module, o.FlatMap.Function, abi.KindFlatMap)
 		case o.Aggregate != nil, o.Reduce != nil, o.ProcessWindow != nil:
 			v.Kind = o.Kind()
-			problems = append(problems, planWindow(j, o, v, path, resolve)...)
+			problems = append(problems, planWindow(j, o, v, path, resolve, p.Modules)...)
 		case o.Process != nil:
 			v.Kind = string(abi.KindProcess)
-			problems = append(problems, planProcess(o, v, path, resolve)...)
+			problems = append(problems, planProcess(o, v, path, resolve, p.Modules)...)
 		case o.Join != nil:
 			v.Kind = o.Kind()
 			problems = append(problems, planJoin(j, o, v, path, resolve)...)
@@ -209,6 +232,18 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 	return p, nil
 }
 
+// functionList names a module's functions for messages.
+func functionList(d abi.Description) string {
+	names := make([]string, len(d.Functions))
+	for i, f := range d.Functions {
+		names[i] = fmt.Sprintf("%s (%s)", f.Name, f.Kind)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
 func joinPaths(ps []string) string {
 	s := ""
 	for i, p := range ps {
@@ -220,14 +255,17 @@ func joinPaths(ps []string) string {
 	return s
 }
 
-// Modules lists the ids of the Modules the plan uses.
-func (p *Plan) Modules() []string {
+// Vertex is the vertex named id, or nil.
+func (p *Plan) Vertex(id string) *Vertex { return p.byID[id] }
+
+// ModuleIDs lists the ids of the modules the plan uses.
+func (p *Plan) ModuleIDs() []string {
 	seen := map[string]bool{}
 	var ids []string
 	note := func(f *Func) {
-		if f != nil && !seen[f.module.id] {
-			seen[f.module.id] = true
-			ids = append(ids, f.module.id)
+		if f != nil && !seen[f.Module] {
+			seen[f.Module] = true
+			ids = append(ids, f.Module)
 		}
 	}
 	for _, v := range p.Vertices {

@@ -1,4 +1,4 @@
-package runtime
+package plan
 
 import (
 	"fmt"
@@ -12,13 +12,14 @@ import (
 // moved by one millisecond inward). A window join also sets the vertex's
 // window plan, whose window operator it reuses.
 type Join struct {
-	// Interval is set for an Interval join.
-	Interval     bool
-	Lower, Upper int64
-	Lateness     int64
+	// Interval is set for an interval join.
+	Interval bool  `json:"interval,omitempty"`
+	Lower    int64 `json:"lower,omitempty"`
+	Upper    int64 `json:"upper,omitempty"`
+	Lateness int64 `json:"lateness,omitempty"`
 	// CoGroup says that the vertex's function is a co_group function;
 	// otherwise it is a join function, if any.
-	CoGroup bool
+	CoGroup bool `json:"co_group,omitempty"`
 }
 
 // planJoin resolves the join of operator o into v. Its inputs are connected

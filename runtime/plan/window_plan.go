@@ -1,6 +1,8 @@
-package runtime
+package plan
 
 import (
+	"fmt"
+
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/spec"
 )
@@ -13,6 +15,12 @@ const (
 	WindowCount    = "count"
 )
 
+// Checkpoint modes of the job spec.
+const (
+	ModeExactlyOnce = "exactly_once"
+	ModeAtLeastOnce = "at_least_once"
+)
+
 // Time characteristics of the job spec.
 const (
 	TimeEvent      = "event"
@@ -23,24 +31,27 @@ const (
 // Window is a window operator resolved at submission: its assigner, its
 // window function and its lateness. Durations are in milliseconds.
 type Window struct {
-	Type                string
-	Size, Slide, Offset int64
-	Gap                 int64
-	Count, CountSlide   int64
+	Type       string `json:"type"`
+	Size       int64  `json:"size,omitempty"`
+	Slide      int64  `json:"slide,omitempty"`
+	Offset     int64  `json:"offset,omitempty"`
+	Gap        int64  `json:"gap,omitempty"`
+	Count      int64  `json:"count,omitempty"`
+	CountSlide int64  `json:"count_slide,omitempty"`
 	// GapFn gives a dynamic session gap.
-	GapFn *Func
-	// Builtin and field name a built-in aggregate; otherwise fnKind says
+	GapFn *Func `json:"gap_fn,omitempty"`
+	// Builtin and Field name a built-in aggregate; otherwise FnKind says
 	// what the vertex's function is (aggregate, reduce, window_process).
-	Builtin string
-	Field   string
-	FnKind  abi.Kind
-	// States: a window_process function whose module declares States,
+	Builtin string   `json:"builtin,omitempty"`
+	Field   string   `json:"field,omitempty"`
+	FnKind  abi.Kind `json:"fn_kind,omitempty"`
+	// States: a window_process function whose module declares states,
 	// which it keeps per key and window.
-	States bool
+	States bool `json:"states,omitempty"`
 	// All: window_all, one subtask over every record.
-	All        bool
-	Lateness   int64
-	Processing bool
+	All        bool  `json:"all,omitempty"`
+	Lateness   int64 `json:"lateness,omitempty"`
+	Processing bool  `json:"processing,omitempty"`
 }
 
 // newWindowPlan resolves window w of operator o (at path wpath), with the
@@ -70,7 +81,7 @@ type resolver func(path, module, function string, kind abi.Kind) *Func
 // planWindow resolves the window of an aggregate, reduce or process_window
 // operator into v and returns the problems of its per-window state. A
 // window_all operator runs in one subtask.
-func planWindow(j *spec.Job, o *spec.Operator, v *Vertex, path string, resolve resolver) []string {
+func planWindow(j *spec.Job, o *spec.Operator, v *Vertex, path string, resolve resolver, descs map[string]abi.Description) []string {
 	w := o.Window
 	wpath := path + ".window"
 	if w == nil {
@@ -97,10 +108,31 @@ func planWindow(j *spec.Job, o *spec.Operator, v *Vertex, path string, resolve r
 	if o.ProcessWindow == nil || v.Fn == nil {
 		return nil
 	}
-	problems := stateTTLProblems(path, o, v.Fn)
-	wp.States = len(v.Fn.module.desc.States) > 0
-	if p := windowStateProblem(wp, wpath, v.Fn); p != "" {
+	desc := descs[v.Fn.Module]
+	problems := stateTTLProblems(path, o, v.Fn, desc)
+	wp.States = len(desc.States) > 0
+	if p := windowStateProblem(wp, wpath, v.Fn, desc); p != "" {
 		problems = append(problems, p)
 	}
 	return problems
+}
+
+// windowStateProblem refuses per-window state where windows cannot keep it:
+// merging (session) windows, as Flink does, and count windows, which never
+// end in time, so their state could never be cleared.
+func windowStateProblem(wp *Window, wpath string, fn *Func, desc abi.Description) string {
+	if !wp.States {
+		return ""
+	}
+	var why string
+	switch wp.Type {
+	case WindowSession:
+		why = "per-window state is not allowed when using merging (session) windows"
+	case WindowCount:
+		why = "per-window state is not allowed with count windows, which never end in time to clear it"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s.type: %s, and process_window function %q of module %s declares states %s (use tumbling or sliding windows, or a module without states)",
+		wpath, why, fn.Function, fn.Module, stateList(desc))
 }

@@ -1,4 +1,4 @@
-package runtime
+package plan
 
 import (
 	"fmt"
@@ -10,26 +10,28 @@ import (
 
 // planProcess resolves a process operator's functions into v and returns
 // the problems of its state_ttl.
-func planProcess(o *spec.Operator, v *Vertex, path string, resolve resolver) []string {
+func planProcess(o *spec.Operator, v *Vertex, path string, resolve resolver, descs map[string]abi.Description) []string {
 	v.Fn = resolve(path+".process", o.Process.Module, o.Process.Function, abi.KindProcess)
 	if o.OnTimer != "" {
 		v.OnTimer = resolve(path+".on_timer", o.Process.Module, o.OnTimer, abi.KindOnTimer)
 	}
-	return stateTTLProblems(path, o, v.Fn)
+	if v.Fn == nil {
+		return nil
+	}
+	return stateTTLProblems(path, o, v.Fn, descs[v.Fn.Module])
 }
 
 // stateTTLProblems checks that every state an operator's state_ttl names is
 // declared by the module of fn.
-func stateTTLProblems(path string, o *spec.Operator, fn *Func) []string {
+func stateTTLProblems(path string, o *spec.Operator, fn *Func, desc abi.Description) []string {
 	if fn == nil {
 		return nil
 	}
 	var problems []string
-	desc := fn.module.desc
 	for i, t := range o.StateTTL {
 		if desc.LookupState(t.State) < 0 {
 			problems = append(problems, fmt.Sprintf("%s.state_ttl[%d].state: module %s declares no state %q (it declares %s)",
-				path, i, fn.module.id, t.State, stateList(desc)))
+				path, i, fn.Module, t.State, stateList(desc)))
 		}
 	}
 	return problems
