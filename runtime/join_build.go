@@ -17,14 +17,14 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *plan.Vertex, i int,
 	}
 	t.inputs = &joinInputs{split: v.In[0].From.Parallelism}
 	out := &operator.Out{Max: b.j.plan.Job.UDF.BatchSize, Next: next}
-	var call *windowCall
+	var call *operator.GroupRunner
 	if f := v.Fn; f != nil {
 		kind := abi.KindJoin
 		if v.Join.CoGroup {
 			kind = abi.KindCoGroup
 		}
-		call = &windowCall{kind: kind, maxGroups: b.j.plan.Job.UDF.BatchSize, policy: policy, out: out,
-			gc: operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
+		call = &operator.GroupRunner{Kind: kind, MaxGroups: b.j.plan.Job.UDF.BatchSize, Policy: policy, Out: out,
+			Call: operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
 	}
 	if v.Join.Interval {
 		j := newIntervalJoin(v.ID, v.Join, t.inputs, b.stateBudget().Limit(), c, out, late)

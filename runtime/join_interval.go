@@ -233,7 +233,7 @@ func (j *intervalJoin) Finish(ctx context.Context) error {
 func (j *intervalJoin) Close(ctx context.Context) error {
 	errs := []error{j.out.Next.Close(ctx)}
 	if j.fn != nil {
-		errs = append(errs, j.fn.call.gc.Guest.Close(ctx))
+		errs = append(errs, j.fn.call.Call.Guest.Close(ctx))
 	}
 	if j.late != nil {
 		errs = append(errs, j.late.Close(ctx))

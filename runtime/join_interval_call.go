@@ -21,7 +21,7 @@ type joinGroup struct {
 // intervalCall gathers the matches of an interval join with a join function
 // during a batch and calls the function once for all of them at its end.
 type intervalCall struct {
-	call   *windowCall
+	call   *operator.GroupRunner
 	policy *operator.ErrorPolicy
 	arena  []byte
 	// spans are the groups' key, left and right bounds in arena, as
@@ -66,9 +66,9 @@ func (c *intervalCall) run(ctx context.Context, wm int64, out *operator.Out) err
 	for _, s := range c.spans {
 		c.groups = append(c.groups, joinGroup{key: c.arena[s.k0:s.l0], left: c.arena[s.l0:s.r0], right: c.arena[s.r0:s.end], rights: s.rights, ts: s.ts})
 	}
-	gc := &c.call.gc
-	err := c.call.run(ctx, abi.OpNone, wm, len(c.groups), groupHandlers{
-		add: func(i int) {
+	gc := &c.call.Call
+	err := c.call.Run(ctx, abi.OpNone, wm, len(c.groups), operator.GroupHandlers{
+		Add: func(i int) {
 			g := &c.groups[i]
 			c.head = abi.GroupHead{Flags: abi.GroupTwoSided, Key: g.key}
 			gc.BeginEncoded(&c.head, 1)
@@ -77,11 +77,11 @@ func (c *intervalCall) run(ctx context.Context, wm int64, out *operator.Out) err
 			gc.Records += g.rights
 			gc.Frame = append(gc.Frame, g.right...)
 		},
-		record: func(i int, e *abi.Entry) error {
+		Record: func(i int, e *abi.Entry) error {
 			out.EmitEntry(e, c.groups[i].key, c.groups[i].ts+1)
 			return nil
 		},
-		failed: func(i int, err error) error {
+		Failed: func(i int, err error) error {
 			g := &c.groups[i]
 			return c.policy.RecordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.ts}, err)
 		},

@@ -24,7 +24,7 @@ type windowJoinFunc struct {
 	store  windowContents
 	out    *operator.Out
 	// call is the join or co_group function; nil for the built-in pairs.
-	call    *windowCall
+	call    *operator.GroupRunner
 	coGroup bool
 	policy  *operator.ErrorPolicy
 	wm      *int64
@@ -135,9 +135,9 @@ func (f *windowJoinFunc) fireCall(ctx context.Context, fs []firing) error {
 			f.fs = append(f.fs, fr)
 		}
 	}
-	gc := &f.call.gc
-	err := f.call.run(ctx, abi.OpNone, *f.wm, len(f.fs), groupHandlers{
-		add: func(i int) {
+	gc := &f.call.Call
+	err := f.call.Run(ctx, abi.OpNone, *f.wm, len(f.fs), operator.GroupHandlers{
+		Add: func(i int) {
 			fr := &f.fs[i]
 			l, r := joinCounts(fr.slots)
 			f.head = abi.GroupHead{Flags: abi.GroupWindow | abi.GroupTwoSided, Key: fr.key, WindowStart: fr.start, WindowEnd: fr.end}
@@ -155,11 +155,11 @@ func (f *windowJoinFunc) fireCall(ctx context.Context, fs []firing) error {
 				}
 			})
 		},
-		record: func(i int, e *abi.Entry) error {
+		Record: func(i int, e *abi.Entry) error {
 			f.out.EmitEntry(e, f.fs[i].key, f.fs[i].end)
 			return nil
 		},
-		failed: func(i int, err error) error {
+		Failed: func(i int, err error) error {
 			fr := &f.fs[i]
 			return f.policy.RecordFailed(ctx, &abi.Record{Key: fr.key, Timestamp: fr.end - 1}, err)
 		},
@@ -184,5 +184,5 @@ func (f *windowJoinFunc) close(ctx context.Context) error {
 	if f.call == nil {
 		return nil
 	}
-	return f.call.gc.Guest.Close(ctx)
+	return f.call.Call.Guest.Close(ctx)
 }

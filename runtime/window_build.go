@@ -95,9 +95,9 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *plan.Vertex, i in
 	batch := b.j.plan.Job.UDF.BatchSize
 	out := &operator.Out{Max: batch, Next: next}
 	w := newWindowOp(v.ID, wp, c, policy, out, late)
-	call := func(f *plan.Func, kind abi.Kind) *windowCall {
-		return &windowCall{kind: kind, maxGroups: batch, policy: policy, out: out,
-			gc: operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
+	call := func(f *plan.Func, kind abi.Kind) *operator.GroupRunner {
+		return &operator.GroupRunner{Kind: kind, MaxGroups: batch, Policy: policy, Out: out,
+			Call: operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
 	}
 	switch {
 	case wp.Builtin != "":
@@ -105,7 +105,7 @@ func (b *builder) windowStage(ctx context.Context, t *task, v *plan.Vertex, i in
 	case wp.FnKind == abi.KindWindowProcess:
 		pc := call(v.Fn, wp.FnKind)
 		if st != nil {
-			pc.state, pc.gc.Env, w.state = st, &st.env, st
+			pc.State, pc.Call.Env, w.state = st, &st.env, st
 		}
 		w.fn = &udfProcessFunc{call: pc, store: w.store, out: out, policy: policy, wm: &w.wm, state: st}
 	default:

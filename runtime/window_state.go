@@ -68,8 +68,8 @@ func (s *windowState) prepare(fs []firing) {
 	}
 }
 
-// begin starts a frame's groups.
-func (s *windowState) begin() { s.env.Begin() }
+// Begin starts a frame's groups.
+func (s *windowState) Begin() { s.env.Begin() }
 
 // add declares firing i of the prepared ones as the frame's next group and
 // notes when its state is to be cleared.

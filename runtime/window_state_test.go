@@ -47,7 +47,7 @@ func windowStateFunc(tb testing.TB, backend string, wp *plan.Window, module, fn 
 	st := newWindowState(keyed, len(descs), wp)
 	return func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 		f := udfWindowFuncGroups(tb, mod, fn, maxGroups)(w, out, policy).(*udfProcessFunc)
-		f.state, f.call.state, f.call.gc.Env, w.state = st, st, &st.env, st
+		f.state, f.call.State, f.call.Call.Env, w.state = st, st, &st.env, st
 		return f
 	}
 }

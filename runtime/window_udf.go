@@ -13,7 +13,7 @@ import (
 // every queued slot in one call.
 type udfAccFunc struct {
 	reduce bool
-	call   *windowCall
+	call   *operator.GroupRunner
 	store  windowContents
 	out    *operator.Out
 	policy *operator.ErrorPolicy
@@ -69,22 +69,22 @@ func (f *udfAccFunc) flush(ctx context.Context) error {
 		return nil
 	}
 	var head abi.GroupHead
-	err := f.call.run(ctx, abi.OpAdd, *f.wm, len(f.touched), groupHandlers{
-		add: func(i int) {
+	err := f.call.Run(ctx, abi.OpAdd, *f.wm, len(f.touched), operator.GroupHandlers{
+		Add: func(i int) {
 			t := f.touched[i]
 			head = abi.GroupHead{Key: t.ks.key}
 			if t.s.has {
 				head.Flags, head.Acc = abi.GroupAcc, t.s.data
 			}
-			f.call.gc.Add(&head, t.s.pending)
+			f.call.Call.Add(&head, t.s.pending)
 		},
-		acc: func(i int, acc []byte) error {
+		Acc: func(i int, acc []byte) error {
 			s := f.touched[i].s
 			f.store.setData(s, acc)
 			s.has = true
 			return nil
 		},
-		failed: func(i int, err error) error {
+		Failed: func(i int, err error) error {
 			s := f.touched[i].s
 			for j := range s.pending {
 				if err := f.policy.RecordFailed(ctx, &s.pending[j], err); err != nil {
@@ -143,20 +143,20 @@ func (f *udfAccFunc) mergeGroups(ctx context.Context) error {
 			g.accs = g.accs[:0]
 		}
 		var head abi.GroupHead
-		err := f.call.run(ctx, abi.OpMerge, *f.wm, len(f.pairs), groupHandlers{
-			add: func(i int) {
+		err := f.call.Run(ctx, abi.OpMerge, *f.wm, len(f.pairs), operator.GroupHandlers{
+			Add: func(i int) {
 				p := f.pairs[i]
 				head = abi.GroupHead{Flags: abi.GroupAcc | abi.GroupAcc2, Key: f.groups[p.g].key,
 					Acc: f.arena[p.a.off : p.a.off+p.a.n], Acc2: f.arena[p.b.off : p.b.off+p.b.n]}
-				f.call.gc.Add(&head, nil)
+				f.call.Call.Add(&head, nil)
 			},
-			acc: func(i int, acc []byte) error {
+			Acc: func(i int, acc []byte) error {
 				g := &f.groups[f.pairs[i].g]
 				g.accs = append(g.accs, span{off: len(f.arena), n: len(acc)})
 				f.arena = append(f.arena, acc...)
 				return nil
 			},
-			failed: func(i int, err error) error {
+			Failed: func(i int, err error) error {
 				g := &f.groups[f.pairs[i].g]
 				if g.failed {
 					return nil
@@ -231,33 +231,33 @@ func (f *udfAccFunc) fire(ctx context.Context, fs []firing) error {
 	}
 	f.groups = live
 	var head abi.GroupHead
-	return f.call.run(ctx, abi.OpResult, *f.wm, len(f.groups), groupHandlers{
-		add: func(i int) {
+	return f.call.Run(ctx, abi.OpResult, *f.wm, len(f.groups), operator.GroupHandlers{
+		Add: func(i int) {
 			g := &f.groups[i]
 			a := g.accs[0]
 			head = abi.GroupHead{Flags: abi.GroupWindow | abi.GroupAcc, Key: g.key, WindowStart: g.start, WindowEnd: g.end,
 				Acc: f.arena[a.off : a.off+a.n]}
-			f.call.gc.Add(&head, nil)
+			f.call.Call.Add(&head, nil)
 		},
-		record: func(i int, e *abi.Entry) error {
+		Record: func(i int, e *abi.Entry) error {
 			f.out.EmitEntry(e, f.groups[i].key, f.groups[i].end)
 			return nil
 		},
-		failed: func(i int, err error) error {
+		Failed: func(i int, err error) error {
 			g := &f.groups[i]
 			return f.policy.RecordFailed(ctx, &abi.Record{Key: g.key, Timestamp: g.end - 1}, err)
 		},
 	})
 }
 
-func (f *udfAccFunc) close(ctx context.Context) error { return f.call.gc.Guest.Close(ctx) }
+func (f *udfAccFunc) close(ctx context.Context) error { return f.call.Call.Guest.Close(ctx) }
 
 // udfProcessFunc is a UDF window process function: the host buffers each
 // slot's records (encoded once, in the frame layout) and a firing sends every
 // window's records in one call. With state, each group's calls to the state
 // imports act on its key's and window's state.
 type udfProcessFunc struct {
-	call   *windowCall
+	call   *operator.GroupRunner
 	store  windowContents
 	out    *operator.Out
 	policy *operator.ErrorPolicy
@@ -294,8 +294,8 @@ func (f *udfProcessFunc) fire(ctx context.Context, fs []firing) error {
 		f.state.prepare(fs)
 	}
 	var head abi.GroupHead
-	err := f.call.run(ctx, abi.OpNone, *f.wm, len(fs), groupHandlers{
-		add: func(i int) {
+	err := f.call.Run(ctx, abi.OpNone, *f.wm, len(fs), operator.GroupHandlers{
+		Add: func(i int) {
 			fr := &f.fs[i]
 			if f.state != nil {
 				f.state.add(i, fr)
@@ -305,16 +305,16 @@ func (f *udfProcessFunc) fire(ctx context.Context, fs []firing) error {
 			for _, s := range fr.slots {
 				n += s.n
 			}
-			f.call.gc.BeginEncoded(&head, uint32(n))
+			f.call.Call.BeginEncoded(&head, uint32(n))
 			for _, s := range fr.slots {
-				f.call.gc.Frame = append(f.call.gc.Frame, s.data...)
+				f.call.Call.Frame = append(f.call.Call.Frame, s.data...)
 			}
 		},
-		record: func(i int, e *abi.Entry) error {
+		Record: func(i int, e *abi.Entry) error {
 			f.out.EmitEntry(e, f.fs[i].key, f.fs[i].end)
 			return nil
 		},
-		failed: func(i int, err error) error {
+		Failed: func(i int, err error) error {
 			fr := &f.fs[i]
 			return f.policy.RecordFailed(ctx, &abi.Record{Key: fr.key, Timestamp: fr.end - 1}, err)
 		},
@@ -323,4 +323,4 @@ func (f *udfProcessFunc) fire(ctx context.Context, fs []firing) error {
 	return err
 }
 
-func (f *udfProcessFunc) close(ctx context.Context) error { return f.call.gc.Guest.Close(ctx) }
+func (f *udfProcessFunc) close(ctx context.Context) error { return f.call.Call.Guest.Close(ctx) }

@@ -62,8 +62,8 @@ func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGro
 		kind := mod.Description.Functions[i].Kind
 		pool := mod.NewGuest(host.InstanceConfig{})
 		t.Cleanup(func() { _ = pool.Close(context.Background()) })
-		call := &windowCall{kind: kind, maxGroups: maxGroups, policy: policy, out: out,
-			gc: operator.GroupCall{Module: mod.ID, Function: function, Fn: i, Guest: pool}}
+		call := &operator.GroupRunner{Kind: kind, MaxGroups: maxGroups, Policy: policy, Out: out,
+			Call: operator.GroupCall{Module: mod.ID, Function: function, Fn: i, Guest: pool}}
 		if kind == abi.KindWindowProcess {
 			return &udfProcessFunc{call: call, store: w.store, out: out, policy: policy, wm: &w.wm}
 		}
