@@ -64,37 +64,22 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *plan.Vertex, 
 			return err
 		}
 	}
-	if w, ok := s.(*windowOp); ok {
-		t.cp.add(&windowPart{name: blobName(blobWindow, v.ID, i), op: w})
-		if b.restore == nil {
-			return nil
-		}
-		srcs, err := b.restore.readers(ctx, blobWindow, v.ID)
-		if err != nil {
-			return err
-		}
-		job := b.j.plan.Job
-		if err := w.restore(ctx, srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.Parallelism, i)); err != nil {
-			return b.restore.fail(err)
-		}
+	op, ok := s.(operator.Stateful)
+	if !ok {
 		return nil
 	}
-	if j, ok := s.(*intervalJoin); ok {
-		return b.checkpointJoin(ctx, t, v, i, j)
+	kind := op.StateKind()
+	t.cp.add(&statefulPart{name: blobName(kind, v.ID, i), op: op})
+	if b.restore == nil {
+		return nil
 	}
-	if op, ok := s.(*processOp); ok {
-		name := blobName(blobKeyed, v.ID, i)
-		t.cp.add(&processPart{name: name, op: op})
-		if b.restore == nil {
-			return nil
-		}
-		srcs, err := b.restore.readers(ctx, blobKeyed, v.ID)
-		if err != nil {
-			return err
-		}
-		if err := op.restore(ctx, srcs); err != nil {
-			return b.restore.fail(err)
-		}
+	srcs, err := b.restore.readers(ctx, kind, v.ID)
+	if err != nil {
+		return err
+	}
+	job := b.j.plan.Job
+	if err := op.Restore(ctx, srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.Parallelism, i)); err != nil {
+		return b.restore.fail(err)
 	}
 	return nil
 }

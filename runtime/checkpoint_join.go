@@ -8,7 +8,6 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
-	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
 
@@ -28,16 +27,13 @@ const (
 	joinVersion = 1
 )
 
-// joinPart checkpoints an interval join's buffered records.
-type joinPart struct {
-	name string
-	op   *intervalJoin
-}
+// StateKind is the kind of an interval join's snapshot blobs.
+func (j *intervalJoin) StateKind() string { return blobJoin }
 
-// snapshot encodes the buffers on the task goroutine: between batches no
+// Snapshot encodes the buffers on the task goroutine: between batches no
 // join function call is pending.
-func (p *joinPart) snapshot(context.Context, int64) ([]operator.Blob, error) {
-	return []operator.Blob{{Name: p.name, Data: p.op.encode()}}, nil
+func (j *intervalJoin) Snapshot(context.Context) (operator.Blob, error) {
+	return operator.Blob{Data: j.encode()}, nil
 }
 
 // encode writes the snapshot. The budget's count of used bytes bounds its
@@ -65,7 +61,7 @@ func (j *intervalJoin) encode() []byte {
 // whose key groups rng holds from snapshots of any parallelism. The
 // watermark is the lowest of the snapshots': a subtask's own was at least
 // that, so no record it would have joined is taken for late.
-func (j *intervalJoin) restore(srcs []io.Reader, maxP int, rng state.Range) error {
+func (j *intervalJoin) Restore(_ context.Context, srcs []io.Reader, maxP int, rng state.Range) error {
 	if len(srcs) == 0 {
 		return nil
 	}
@@ -141,24 +137,6 @@ func readJoinSnapshot(d *operator.Decoder, rec func(side int, key []byte, ts int
 	}
 	if len(d.B) > 0 {
 		return fmt.Errorf("%d bytes after the last record", len(d.B))
-	}
-	return nil
-}
-
-// checkpointJoin makes an interval join part of its task's checkpoints and
-// restores its buffers.
-func (b *builder) checkpointJoin(ctx context.Context, t *task, v *plan.Vertex, i int, j *intervalJoin) error {
-	t.cp.add(&joinPart{name: blobName(blobJoin, v.ID, i), op: j})
-	if b.restore == nil {
-		return nil
-	}
-	srcs, err := b.restore.readers(ctx, blobJoin, v.ID)
-	if err != nil {
-		return err
-	}
-	job := b.j.plan.Job
-	if err := j.restore(srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.Parallelism, i)); err != nil {
-		return b.restore.fail(err)
 	}
 	return nil
 }

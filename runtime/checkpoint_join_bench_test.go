@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"testing"
@@ -50,7 +51,7 @@ func BenchmarkIntervalJoinRestore(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		r := newIntervalJoin("join", plan, &joinInputs{split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &countSink{}}, nil)
-		if err := r.restore([]io.Reader{bytes.NewReader(snap)}, 128, state.RangeOf(128, 1, 0)); err != nil {
+		if err := r.Restore(context.Background(), []io.Reader{bytes.NewReader(snap)}, 128, state.RangeOf(128, 1, 0)); err != nil {
 			b.Fatal(err)
 		}
 	}

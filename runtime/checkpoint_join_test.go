@@ -72,7 +72,7 @@ func TestIntervalJoinSnapshotRestoreMatchesUninterrupted(t *testing.T) {
 			snap := first.encode()
 			gotOut, gotLate := &tapeSink{}, &tapeSink{}
 			second, _ := testIntervalJoin(&tc.plan, 1<<20, gotOut, gotLate)
-			if err := second.restore([]io.Reader{bytes.NewReader(snap)}, 128, state.RangeOf(128, 1, 0)); err != nil {
+			if err := second.Restore(context.Background(), []io.Reader{bytes.NewReader(snap)}, 128, state.RangeOf(128, 1, 0)); err != nil {
 				t.Fatal(err)
 			}
 			if second.wm != first.wm || second.used != first.used {
@@ -141,7 +141,7 @@ func TestIntervalJoinRescaleKeepsEveryRecordOnce(t *testing.T) {
 					srcs[i] = bytes.NewReader(s)
 				}
 				rng := state.RangeOf(maxP, newP, sub)
-				if err := j.restore(srcs, maxP, rng); err != nil {
+				if err := j.Restore(context.Background(), srcs, maxP, rng); err != nil {
 					t.Fatal(err)
 				}
 				if j.wm != 500 {
@@ -202,7 +202,7 @@ func TestIntervalJoinRestoreErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j, _ := testIntervalJoin(plan, tc.limit, &tapeSink{}, nil)
-			err := j.restore([]io.Reader{bytes.NewReader(tc.data)}, 128, state.RangeOf(128, 1, 0))
+			err := j.Restore(context.Background(), []io.Reader{bytes.NewReader(tc.data)}, 128, state.RangeOf(128, 1, 0))
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("err = %v, want %s", err, tc.want)
 			}
@@ -226,14 +226,14 @@ func FuzzJoinSnapshot(f *testing.F) {
 	f.Add([]byte(joinMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		j, _ := testIntervalJoin(plan, 1<<20, &tapeSink{}, nil)
-		if err := j.restore([]io.Reader{bytes.NewReader(data)}, 128, state.RangeOf(128, 1, 0)); err != nil {
+		if err := j.Restore(context.Background(), []io.Reader{bytes.NewReader(data)}, 128, state.RangeOf(128, 1, 0)); err != nil {
 			if !strings.HasPrefix(err.Error(), "operator[join]: ") {
 				t.Fatalf("error without the operator: %v", err)
 			}
 			return
 		}
 		again, _ := testIntervalJoin(plan, 1<<20, &tapeSink{}, nil)
-		if err := again.restore([]io.Reader{bytes.NewReader(j.encode())}, 128, state.RangeOf(128, 1, 0)); err != nil {
+		if err := again.Restore(context.Background(), []io.Reader{bytes.NewReader(j.encode())}, 128, state.RangeOf(128, 1, 0)); err != nil {
 			t.Fatalf("restore of a re-encoded snapshot: %v", err)
 		}
 		if again.wm != j.wm || again.used != j.used || !sameJoinBuffers(again, j) {

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"strconv"
 
 	"wasmstream.io/platform/abi"
@@ -53,25 +52,19 @@ func (s *sourcePart) final() (string, []byte, bool) {
 	return s.name, data, err == nil
 }
 
-// processPart checkpoints a keyed process operator's state and timers.
-type processPart struct {
+// statefulPart checkpoints an operator's own state.
+type statefulPart struct {
 	name string
-	op   *processOp
+	op   operator.Stateful
 }
 
-func (p *processPart) snapshot(ctx context.Context, _ int64) ([]operator.Blob, error) {
-	s, err := p.op.snapshot(ctx)
+func (p *statefulPart) snapshot(ctx context.Context, _ int64) ([]operator.Blob, error) {
+	b, err := p.op.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return []operator.Blob{{
-		Name: p.name,
-		Write: func(ctx context.Context, w io.Writer) error {
-			_, err := s.WriteTo(ctx, w)
-			return err
-		},
-		Release: s.Release,
-	}}, nil
+	b.Name = p.name
+	return []operator.Blob{b}, nil
 }
 
 // txSinkStage is an exactly-once JetStream sink subtask: records are staged

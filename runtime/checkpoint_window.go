@@ -31,37 +31,33 @@ const (
 	windowVersion = 2
 )
 
-// windowPart checkpoints a window operator's contents.
-type windowPart struct {
-	name string
-	op   *windowOp
-}
+// StateKind is the kind of a window operator's snapshot blobs.
+func (w *windowOp) StateKind() string { return blobWindow }
 
-// snapshot encodes the contents on the task goroutine: between batches no
+// Snapshot encodes the contents on the task goroutine: between batches no
 // UDF add is pending. Per-window state is captured there too and written
 // afterwards, behind the contents.
-func (p *windowPart) snapshot(ctx context.Context, _ int64) ([]operator.Blob, error) {
-	data := p.op.encode()
-	st := p.op.state
+func (w *windowOp) Snapshot(ctx context.Context) (operator.Blob, error) {
+	data := w.encode()
+	st := w.state
 	if st == nil {
-		return []operator.Blob{{Name: p.name, Data: append(data, 0)}}, nil
+		return operator.Blob{Data: append(data, 0)}, nil
 	}
 	s, err := st.snapshot(ctx)
 	if err != nil {
-		return nil, windowStateFail(p.op.vertex, err)
+		return operator.Blob{}, windowStateFail(w.vertex, err)
 	}
 	data = append(data, 1)
-	return []operator.Blob{{
-		Name: p.name,
-		Write: func(ctx context.Context, w io.Writer) error {
-			if _, err := w.Write(data); err != nil {
+	return operator.Blob{
+		Write: func(ctx context.Context, dst io.Writer) error {
+			if _, err := dst.Write(data); err != nil {
 				return err
 			}
-			_, err := s.WriteTo(ctx, w)
+			_, err := s.WriteTo(ctx, dst)
 			return err
 		},
 		Release: s.Release,
-	}}, nil
+	}, nil
 }
 
 func (w *windowOp) encode() []byte {
@@ -101,7 +97,7 @@ func (w *windowOp) encode() []byte {
 // groups rng holds (every key for window_all) from snapshots of any
 // parallelism, and registers their timers again; and their per-window
 // state, when the operator keeps state.
-func (w *windowOp) restore(ctx context.Context, srcs []io.Reader, maxP int, rng state.Range) error {
+func (w *windowOp) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng state.Range) error {
 	if len(srcs) == 0 {
 		return nil
 	}

@@ -75,7 +75,7 @@ func BenchmarkJoinWindowTumbling(b *testing.B) {
 	joinBench(b, 100_000, 100, func(out *operator.Out, in *joinInputs) operator.Stage {
 		c := newCounters()
 		policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "join", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-		w := newWindowOp("join", &plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000}, c, policy, out, nil)
+		w := newWindowOp("join", &plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000}, &c.late, policy, out, nil)
 		w.fn = &windowJoinFunc{inputs: in, store: w.store, out: out, policy: policy, wm: &w.wm}
 		return w
 	})

@@ -16,27 +16,26 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *plan.Vertex, i int,
 		return nil, err
 	}
 	t.inputs = &joinInputs{split: v.In[0].From.Parallelism}
-	out := &operator.Out{Max: b.j.plan.Job.UDF.BatchSize, Next: next}
-	var call *operator.GroupRunner
-	if f := v.Fn; f != nil {
-		kind := abi.KindJoin
-		if v.Join.CoGroup {
-			kind = abi.KindCoGroup
-		}
-		call = &operator.GroupRunner{Kind: kind, MaxGroups: b.j.plan.Job.UDF.BatchSize, Policy: policy, Out: out,
-			Call: operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
-	}
 	if v.Join.Interval {
+		out := &operator.Out{Max: b.j.plan.Job.UDF.BatchSize, Next: next}
 		j := newIntervalJoin(v.ID, v.Join, t.inputs, b.stateBudget().Limit(), c, out, late)
-		if call != nil {
+		if f := v.Fn; f != nil {
+			call := &operator.GroupRunner{Kind: joinKind(v.Join), MaxGroups: b.j.plan.Job.UDF.BatchSize, Policy: policy, Out: out, Call: *b.groupCall(v.ID, i, f)}
 			j.fn = &intervalCall{call: call, policy: policy}
 		}
 		return j, nil
 	}
-	w := newWindowOp(v.ID, v.Window, c, policy, out, late)
-	w.fn = &windowJoinFunc{inputs: t.inputs, store: w.store, out: out, call: call, coGroup: v.Join.CoGroup, policy: policy, wm: &w.wm}
-	if f := v.Window.GapFn; f != nil {
-		w.gapCall = &operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}
+	return newWindow(windowConfig{
+		vertex: v.ID, plan: v.Window, batchSize: b.j.plan.Job.UDF.BatchSize, policy: policy, next: next,
+		late: late, lateCount: &c.late, fn: b.groupCall(v.ID, i, v.Fn), gapFn: b.groupCall(v.ID, i, v.Window.GapFn),
+		join: &windowJoin{inputs: t.inputs, coGroup: v.Join.CoGroup},
+	}), nil
+}
+
+// joinKind is the kind of a join operator's function.
+func joinKind(jp *plan.Join) abi.Kind {
+	if jp.CoGroup {
+		return abi.KindCoGroup
 	}
-	return w, nil
+	return abi.KindJoin
 }

@@ -19,7 +19,7 @@ func testWindowJoin(wp *plan.Window, out, late *tapeSink) (*windowOp, *joinInput
 		lateStage = late
 	}
 	in := &joinInputs{split: 1}
-	w := newWindowOp("join", wp, c, policy, wo, lateStage)
+	w := newWindowOp("join", wp, &c.late, policy, wo, lateStage)
 	w.fn = &windowJoinFunc{inputs: in, store: w.store, out: wo}
 	return w, in, c
 }

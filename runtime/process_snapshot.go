@@ -6,13 +6,31 @@ import (
 	"io"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 )
 
-// snapshot captures the operator's keyed state and timers, the part of a
+// StateKind is the kind of a process operator's snapshot blobs.
+func (op *processOp) StateKind() string { return blobKeyed }
+
+// Snapshot captures the operator's keyed state and timers, the part of a
 // checkpoint its subtask contributes. It runs on the task goroutine between
 // batches and costs little; the snapshot is written afterwards, on any
 // goroutine, while the operator goes on.
+func (op *processOp) Snapshot(ctx context.Context) (operator.Blob, error) {
+	s, err := op.snapshot(ctx)
+	if err != nil {
+		return operator.Blob{}, err
+	}
+	return operator.Blob{
+		Write: func(ctx context.Context, w io.Writer) error {
+			_, err := s.WriteTo(ctx, w)
+			return err
+		},
+		Release: s.Release,
+	}, nil
+}
+
 func (op *processOp) snapshot(ctx context.Context) (*state.Snapshot, error) {
 	var timers []state.Timer
 	for _, d := range []abi.TimeDomain{abi.EventTime, abi.ProcessingTime} {
@@ -27,9 +45,10 @@ func (op *processOp) snapshot(ctx context.Context) (*state.Snapshot, error) {
 	return s, nil
 }
 
-// restore loads, before the first batch, the state and timers of the key
-// groups the subtask owns from snapshots taken at any parallelism.
-func (op *processOp) restore(ctx context.Context, srcs []io.Reader) error {
+// Restore loads, before the first batch, the state and timers of the key
+// groups the subtask owns from snapshots taken at any parallelism. The
+// operator's keyed state already knows its key groups.
+func (op *processOp) Restore(ctx context.Context, srcs []io.Reader, _ int, _ state.Range) error {
 	timers, err := op.Keyed.Restore(ctx, srcs)
 	if err != nil {
 		return fmt.Errorf("operator[%s]: %w", op.vertex, err)

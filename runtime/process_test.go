@@ -120,7 +120,7 @@ func TestProcessSnapshotRescales(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		sink := &collectSink{}
 		op := newTestProcessOp(t, mod, "detect", "expire", 3, i, sink)
-		if err := op.restore(ctx, []io.Reader{bytes.NewReader(buf.Bytes())}); err != nil {
+		if err := op.Restore(ctx, []io.Reader{bytes.NewReader(buf.Bytes())}, 0, state.Range{}); err != nil {
 			t.Fatal(err)
 		}
 		timers += op.Timers.Len(abi.EventTime)

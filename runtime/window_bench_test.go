@@ -22,7 +22,7 @@ func windowBench(b *testing.B, wp plan.Window, keys, perMs int, fn func(w *windo
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	wo := &operator.Out{Max: 1024, Next: out}
-	w := newWindowOp("win", &wp, c, policy, wo, nil)
+	w := newWindowOp("win", &wp, &c.late, policy, wo, nil)
 	if fn == nil {
 		w.fn = &builtinFunc{name: wp.Builtin, field: wp.Field, policy: policy, out: wo}
 	} else {

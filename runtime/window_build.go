@@ -76,46 +76,36 @@ func (b *builder) pool(vertexID string, i int, f *plan.Func) *host.Guest {
 // windowStage builds the window operator of v for subtask i in front of
 // next, with its late output.
 func (b *builder) windowStage(ctx context.Context, t *task, v *plan.Vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	wp := v.Window
-	var st *windowState
-	if wp.States {
+	cfg := windowConfig{vertex: v.ID, plan: v.Window, batchSize: b.j.plan.Job.UDF.BatchSize, policy: policy, next: next, lateCount: &c.late}
+	if v.Window.States {
 		keyed, err := b.keyedState(v, i, v.Fn)
 		if err != nil {
 			return nil, err
 		}
-		st = newWindowState(keyed, len(b.module(v.Fn).desc.States), wp)
+		cfg.state, cfg.states = keyed, len(b.module(v.Fn).desc.States)
 	}
 	late, err := b.lateOutputs(ctx, t, v, i)
 	if err != nil {
-		if st != nil {
-			err = errors.Join(err, st.keyed.Close())
+		if cfg.state != nil {
+			err = errors.Join(err, cfg.state.Close())
 		}
 		return nil, err
 	}
-	batch := b.j.plan.Job.UDF.BatchSize
-	out := &operator.Out{Max: batch, Next: next}
-	w := newWindowOp(v.ID, wp, c, policy, out, late)
-	call := func(f *plan.Func, kind abi.Kind) *operator.GroupRunner {
-		return &operator.GroupRunner{Kind: kind, MaxGroups: batch, Policy: policy, Out: out,
-			Call: operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}}
+	cfg.late = late
+	if v.Window.Builtin == "" {
+		cfg.fn = b.groupCall(v.ID, i, v.Fn)
 	}
-	switch {
-	case wp.Builtin != "":
-		w.fn = &builtinFunc{name: wp.Builtin, field: wp.Field, policy: policy, out: out}
-	case wp.FnKind == abi.KindWindowProcess:
-		pc := call(v.Fn, wp.FnKind)
-		if st != nil {
-			pc.State, pc.Call.Env, w.state = st, &st.env, st
-		}
-		w.fn = &udfProcessFunc{call: pc, store: w.store, out: out, policy: policy, wm: &w.wm, state: st}
-	default:
-		w.fn = &udfAccFunc{reduce: wp.FnKind == abi.KindReduce, call: call(v.Fn, wp.FnKind), store: w.store, out: out, policy: policy, wm: &w.wm}
+	cfg.gapFn = b.groupCall(v.ID, i, v.Window.GapFn)
+	return newWindow(cfg), nil
+}
+
+// groupCall makes the grouped call of f for subtask i of a vertex; nil
+// without f.
+func (b *builder) groupCall(vertexID string, i int, f *plan.Func) *operator.GroupCall {
+	if f == nil {
+		return nil
 	}
-	if wp.GapFn != nil {
-		f := wp.GapFn
-		w.gapCall = &operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(v.ID, i, f)}
-	}
-	return w, nil
+	return &operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(vertexID, i, f)}
 }
 
 // lateOutputs builds the stages that receive v's late records: its late

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"sync/atomic"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
@@ -39,9 +40,10 @@ type windowOp struct {
 	out    *operator.Out
 	// late receives records too late for any window (late_output); nil
 	// drops and counts them.
-	late   operator.Stage
-	c      *counters
-	policy *operator.ErrorPolicy
+	late operator.Stage
+	// lateCount counts the records too late for every window.
+	lateCount *atomic.Int64
+	policy    *operator.ErrorPolicy
 	// state is a window_process function's per-window state; nil without.
 	state *windowState
 
@@ -70,10 +72,10 @@ type windowOp struct {
 	drops   []touchedSlot
 }
 
-func newWindowOp(vertex string, wp *plan.Window, c *counters, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *windowOp {
+func newWindowOp(vertex string, wp *plan.Window, lateCount *atomic.Int64, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *windowOp {
 	w := &windowOp{
 		vertex: vertex, plan: wp, store: newWindowStore(), timers: watermark.NewTimerService(),
-		out: out, late: late, c: c, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
+		out: out, late: late, lateCount: lateCount, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
 		panes: map[int64][]*keyState{}, clock: operator.NowMillis,
 	}
 	if wp.Type == plan.WindowTumbling || wp.Type == plan.WindowSliding {
@@ -167,7 +169,7 @@ func (w *windowOp) afterBatch(ctx context.Context) error {
 
 // tooLate handles a record too late for every window it belongs to.
 func (w *windowOp) tooLate(rec *abi.Record) {
-	w.c.late.Add(1)
+	w.lateCount.Add(1)
 	if w.late != nil {
 		w.lateRecs = append(w.lateRecs, *rec)
 	}

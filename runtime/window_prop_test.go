@@ -175,7 +175,7 @@ func TestWindowProperty(t *testing.T) {
 		c := newCounters()
 		policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		wo := &operator.Out{Max: 1 + rng.IntN(8), Next: out}
-		w := newWindowOp("win", &wp, c, policy, wo, nil)
+		w := newWindowOp("win", &wp, &c.late, policy, wo, nil)
 		w.fn = &builtinFunc{name: wp.Builtin, field: "n", policy: policy, out: wo}
 		gen := newWMSource(wmBounded, delay, 0, 0, func(context.Context, bool) error { return nil }, w)
 		gen.setSplits(1)

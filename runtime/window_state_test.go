@@ -239,21 +239,21 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			before := statefulWindow(t, backend, plan, "firings", "count", 1, 0, &tapeSink{})
 			runWindow(t, before, []windowStep{windowStep(strings.Join(recs, "; ")), "wm 9"})
-			blobs, err := (&windowPart{name: "w", op: before}).snapshot(ctx, 1)
+			blob, err := before.Snapshot(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := blobs[0].Write(ctx, &buf); err != nil {
+			if err := blob.Write(ctx, &buf); err != nil {
 				t.Fatal(err)
 			}
-			blobs[0].Release()
+			blob.Release()
 			for _, p := range []int{1, 3} {
 				got := 0
 				for i := 0; i < p; i++ {
 					out := &tapeSink{}
 					w := statefulWindow(t, backend, plan, "firings", "count", p, i, out)
-					if err := w.restore(ctx, []io.Reader{bytes.NewReader(buf.Bytes())}, 128, state.RangeOf(128, p, i)); err != nil {
+					if err := w.Restore(ctx, []io.Reader{bytes.NewReader(buf.Bytes())}, 128, state.RangeOf(128, p, i)); err != nil {
 						t.Fatal(err)
 					}
 					var mine []string

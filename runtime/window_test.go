@@ -72,7 +72,7 @@ func testWindow(wp *plan.Window, fn func(w *windowOp, out *operator.Out, policy 
 	if late != nil {
 		lateStage = late
 	}
-	w := newWindowOp("win", wp, c, policy, wo, lateStage)
+	w := newWindowOp("win", wp, &c.late, policy, wo, lateStage)
 	if fn == nil {
 		w.fn = &builtinFunc{name: wp.Builtin, field: wp.Field, policy: policy, out: wo}
 	} else {
