@@ -13,6 +13,7 @@ import (
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/exchange"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 )
 
 // nativeUpper is the native Go twin of the `upper` UDF: the ceiling a Wasm
@@ -46,19 +47,6 @@ func (n *nativeUpper) Tick(ctx context.Context, now int64) error   { return n.ne
 func (n *nativeUpper) Finish(ctx context.Context) error            { return n.next.Finish(ctx) }
 func (n *nativeUpper) Close(ctx context.Context) error             { return n.next.Close(ctx) }
 
-// countSink counts what reaches the end of a chain, so benchmarks can check
-// that every record arrived.
-type countSink struct{ n int64 }
-
-func (c *countSink) Process(_ context.Context, recs []abi.Record) error {
-	c.n += int64(len(recs))
-	return nil
-}
-func (c *countSink) Advance(context.Context, int64) error { return nil }
-func (c *countSink) Tick(context.Context, int64) error    { return nil }
-func (c *countSink) Finish(context.Context) error         { return nil }
-func (c *countSink) Close(context.Context) error          { return nil }
-
 var (
 	benchHostOnce sync.Once
 	benchHost     *host.Host
@@ -89,18 +77,18 @@ func generator(b *testing.B, n int) connector.Source {
 	return src
 }
 
-// runChain runs generator -> chain -> countSink for b.N records.
+// runChain runs generator -> chain -> optest.Count for b.N records.
 func runChain(b *testing.B, batch int, chain func(next operator.Stage) operator.Stage) {
 	b.Helper()
-	sink := &countSink{}
+	sink := &optest.Count{}
 	t := &task{name: "bench", batchSize: batch, source: generator(b, b.N), chain: chain(sink)}
 	b.ResetTimer()
 	if err := t.run(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	if sink.n != int64(b.N) {
-		b.Fatalf("%d records arrived, want %d", sink.n, b.N)
+	if sink.N != int64(b.N) {
+		b.Fatalf("%d records arrived, want %d", sink.N, b.N)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }
@@ -138,7 +126,7 @@ func BenchmarkExchangeEdge(b *testing.B) {
 			edge := exchange.NewEdge(cfg, 1, 1)
 			producer := &task{name: "producer", batchSize: 1024, source: generator(b, b.N),
 				chain: &exchangeOut{writer: edge.Writer(0), part: exchange.Forward(0)}}
-			sink := &countSink{}
+			sink := &optest.Count{}
 			consumer := &task{name: "consumer", gate: exchange.NewGate(cfg, edge.Channels(0)), chain: sink}
 			b.ResetTimer()
 			ctx, cancel := context.WithCancel(context.Background())
@@ -147,8 +135,8 @@ func BenchmarkExchangeEdge(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if sink.n != int64(b.N) {
-				b.Fatalf("%d records arrived, want %d", sink.n, b.N)
+			if sink.N != int64(b.N) {
+				b.Fatalf("%d records arrived, want %d", sink.N, b.N)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 		})

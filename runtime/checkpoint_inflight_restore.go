@@ -87,7 +87,7 @@ func (t *task) replayInFlight(ctx context.Context) error {
 			}
 		}
 		if t.inputs != nil {
-			t.inputs.from(en.channel)
+			t.inputs.From(en.channel)
 		}
 		if err := t.chain.Process(ctx, recs); err != nil {
 			return fmt.Errorf("replay in-flight input: %w", err)

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/internal/snapenc"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/state"
 )
@@ -50,7 +51,7 @@ func (j *intervalJoin) encode() []byte {
 			b = binary.LittleEndian.AppendUint32(b, uint32(len(k.recs)))
 			for _, r := range k.recs {
 				b = binary.LittleEndian.AppendUint64(b, uint64(r.ts))
-				b = operator.AppendBytes(b, r.value)
+				b = snapenc.AppendBytes(b, r.value)
 			}
 		}
 	}
@@ -65,7 +66,7 @@ func (j *intervalJoin) Restore(_ context.Context, srcs []io.Reader, maxP int, rn
 	if len(srcs) == 0 {
 		return nil
 	}
-	decoded := make([]*operator.Decoder, 0, len(srcs))
+	decoded := make([]*snapenc.Decoder, 0, len(srcs))
 	wm := int64(0)
 	for i, src := range srcs {
 		data, err := io.ReadAll(src)
@@ -103,8 +104,8 @@ func (j *intervalJoin) Restore(_ context.Context, srcs []io.Reader, maxP int, rn
 
 // openJoinSnapshot checks a snapshot's header and returns its watermark and
 // a decoder at its first side.
-func openJoinSnapshot(data []byte) (*operator.Decoder, int64, error) {
-	d := &operator.Decoder{B: data}
+func openJoinSnapshot(data []byte) (*snapenc.Decoder, int64, error) {
+	d := &snapenc.Decoder{B: data}
 	if string(d.Take(len(joinMagic))) != joinMagic {
 		return nil, abi.NoWatermark, fmt.Errorf("not an interval join snapshot")
 	}
@@ -117,7 +118,7 @@ func openJoinSnapshot(data []byte) (*operator.Decoder, int64, error) {
 
 // readJoinSnapshot calls rec for every buffered record of both sides, in
 // their order per key.
-func readJoinSnapshot(d *operator.Decoder, rec func(side int, key []byte, ts int64, value []byte) error) error {
+func readJoinSnapshot(d *snapenc.Decoder, rec func(side int, key []byte, ts int64, value []byte) error) error {
 	for side := range 2 {
 		for n := d.U32(); n > 0 && d.Err == nil; n-- {
 			key := d.Bytes()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
@@ -16,7 +17,7 @@ import (
 // over 10,000 keys, with values like BenchmarkJoinInterval's.
 func benchJoinState(b *testing.B) (*plan.Join, *intervalJoin) {
 	plan := &plan.Join{Interval: true, Lower: -1 << 40, Upper: 1 << 40}
-	j := newIntervalJoin("join", plan, &joinInputs{split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &countSink{}}, nil)
+	j := newIntervalJoin("join", plan, &operator.Inputs{Split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &optest.Count{}}, nil)
 	value := []byte(`{"page":"/p","amount":123}`)
 	for side := range 2 {
 		for i := range 100_000 {
@@ -50,7 +51,7 @@ func BenchmarkIntervalJoinRestore(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r := newIntervalJoin("join", plan, &joinInputs{split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &countSink{}}, nil)
+		r := newIntervalJoin("join", plan, &operator.Inputs{Split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &optest.Count{}}, nil)
 		if err := r.Restore(context.Background(), []io.Reader{bytes.NewReader(snap)}, 128, state.RangeOf(128, 1, 0)); err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
@@ -24,53 +25,53 @@ func TestIntervalJoinSnapshotRestoreMatchesUninterrupted(t *testing.T) {
 	tests := []struct {
 		name  string
 		plan  plan.Join
-		steps []joinStep
+		steps []optest.JoinStep
 		cut   int
 	}{
 		{
 			name:  "both sides buffered across the cut",
 			plan:  plan.Join{Interval: true, Lower: -2, Upper: 3},
-			steps: []joinStep{"L a@10 1; b@11 2", "R a@9 3; b@12 4", "wm 5", "L a@12 5", "R a@13 6; b@14 7", "wm max"},
+			steps: []optest.JoinStep{"L a@10 1; b@11 2", "R a@9 3; b@12 4", "wm 5", "L a@12 5", "R a@13 6; b@14 7", "wm max"},
 			cut:   3,
 		},
 		{
 			name:  "watermark restored: records at or below it are late",
 			plan:  plan.Join{Interval: true, Lower: 0, Upper: 5},
-			steps: []joinStep{"L a@10 1", "wm 12", "R a@12 2; a@13 3", "L a@11 4; a@15 5", "wm max"},
+			steps: []optest.JoinStep{"L a@10 1", "wm 12", "R a@12 2; a@13 3", "L a@11 4; a@15 5", "wm max"},
 			cut:   2,
 		},
 		{
 			name:  "pruned records stay pruned",
 			plan:  plan.Join{Interval: true, Lower: 0, Upper: 2},
-			steps: []joinStep{"L a@1 1; a@8 2", "wm 4", "R a@3 3; a@9 4", "wm max"},
+			steps: []optest.JoinStep{"L a@1 1; a@8 2", "wm 4", "R a@3 3; a@9 4", "wm max"},
 			cut:   2,
 		},
 		{
 			name:  "allowed lateness and several records per key",
 			plan:  plan.Join{Interval: true, Lower: -3, Upper: 3, Lateness: 4},
-			steps: []joinStep{"L k@5 1; k@6 2; k@7 3", "R k@4 4", "wm 8", "R k@9 5; k@2 6", "L k@10 7", "wm max"},
+			steps: []optest.JoinStep{"L k@5 1; k@6 2; k@7 3", "R k@4 4", "wm 8", "R k@9 5; k@2 6", "L k@10 7", "wm max"},
 			cut:   3,
 		},
 		{
 			name:  "empty join",
 			plan:  plan.Join{Interval: true, Lower: 0, Upper: 1},
-			steps: []joinStep{"L a@1 1", "R a@2 2", "wm max"},
+			steps: []optest.JoinStep{"L a@1 1", "R a@2 2", "wm max"},
 			cut:   0,
 		},
 	}
 	ctx := context.Background()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			wantOut, wantLate := &tapeSink{}, &tapeSink{}
+			wantOut, wantLate := &optest.Tape{}, &optest.Tape{}
 			whole, _ := testIntervalJoin(&tc.plan, 1<<20, wantOut, wantLate)
 			applyJoinSteps(t, ctx, whole, tc.steps[:tc.cut])
-			outBefore, lateBefore := len(wantOut.lines), len(wantLate.lines)
+			outBefore, lateBefore := len(wantOut.Lines), len(wantLate.Lines)
 			applyJoinSteps(t, ctx, whole, tc.steps[tc.cut:])
 
-			first, _ := testIntervalJoin(&tc.plan, 1<<20, &tapeSink{}, &tapeSink{})
+			first, _ := testIntervalJoin(&tc.plan, 1<<20, &optest.Tape{}, &optest.Tape{})
 			applyJoinSteps(t, ctx, first, tc.steps[:tc.cut])
 			snap := first.encode()
-			gotOut, gotLate := &tapeSink{}, &tapeSink{}
+			gotOut, gotLate := &optest.Tape{}, &optest.Tape{}
 			second, _ := testIntervalJoin(&tc.plan, 1<<20, gotOut, gotLate)
 			if err := second.Restore(context.Background(), []io.Reader{bytes.NewReader(snap)}, 128, state.RangeOf(128, 1, 0)); err != nil {
 				t.Fatal(err)
@@ -79,16 +80,16 @@ func TestIntervalJoinSnapshotRestoreMatchesUninterrupted(t *testing.T) {
 				t.Fatalf("restored watermark %d and %d bytes, want %d and %d", second.wm, second.used, first.wm, first.used)
 			}
 			applyJoinSteps(t, ctx, second, tc.steps[tc.cut:])
-			checkLines(t, "output", gotOut.lines, wantOut.lines[outBefore:])
-			checkLines(t, "late", gotLate.lines, wantLate.lines[lateBefore:])
+			optest.CheckLines(t, "output", gotOut.Lines, wantOut.Lines[outBefore:])
+			optest.CheckLines(t, "late", gotLate.Lines, wantLate.Lines[lateBefore:])
 		})
 	}
 }
 
-func applyJoinSteps(t *testing.T, ctx context.Context, j *intervalJoin, steps []joinStep) {
+func applyJoinSteps(t *testing.T, ctx context.Context, j *intervalJoin, steps []optest.JoinStep) {
 	t.Helper()
 	for _, st := range steps {
-		if err := st.apply(ctx, j, j.inputs); err != nil {
+		if err := st.Apply(ctx, j, j.inputs); err != nil {
 			t.Fatalf("%s: %v", st, err)
 		}
 	}
@@ -105,7 +106,7 @@ func TestIntervalJoinRescaleKeepsEveryRecordOnce(t *testing.T) {
 	want := map[string][2]int{}
 	var snaps [][]byte
 	for sub := range oldP {
-		j, _ := testIntervalJoin(plan, 1<<24, &tapeSink{}, nil)
+		j, _ := testIntervalJoin(plan, 1<<24, &optest.Tape{}, nil)
 		rng := state.RangeOf(maxP, oldP, sub)
 		for k := range keys {
 			key := fmt.Sprintf("user-%d", k)
@@ -114,7 +115,7 @@ func TestIntervalJoinRescaleKeepsEveryRecordOnce(t *testing.T) {
 			}
 			n := [2]int{k%4 + 1, k % 3}
 			for side := range 2 {
-				j.inputs.from(side)
+				j.inputs.From(side)
 				recs := make([]abi.Record, n[side])
 				for r := range recs {
 					recs[r] = abi.Record{Key: []byte(key), Value: fmt.Appendf(nil, "%d", r), Timestamp: int64(1000 + r)}
@@ -135,7 +136,7 @@ func TestIntervalJoinRescaleKeepsEveryRecordOnce(t *testing.T) {
 			got := map[string][2]int{}
 			var used int64
 			for sub := range newP {
-				j, _ := testIntervalJoin(plan, 1<<24, &tapeSink{}, nil)
+				j, _ := testIntervalJoin(plan, 1<<24, &optest.Tape{}, nil)
 				srcs := make([]io.Reader, len(snaps))
 				for i, s := range snaps {
 					srcs[i] = bytes.NewReader(s)
@@ -180,8 +181,8 @@ func TestIntervalJoinRescaleKeepsEveryRecordOnce(t *testing.T) {
 
 func TestIntervalJoinRestoreErrors(t *testing.T) {
 	plan := &plan.Join{Interval: true, Lower: 0, Upper: 10}
-	full, _ := testIntervalJoin(plan, 1<<20, &tapeSink{}, nil)
-	if err := windowStep("a@1 1; a@2 2; a@3 3").apply(context.Background(), full); err != nil {
+	full, _ := testIntervalJoin(plan, 1<<20, &optest.Tape{}, nil)
+	if err := optest.Step("a@1 1; a@2 2; a@3 3").Apply(context.Background(), full); err != nil {
 		t.Fatal(err)
 	}
 	good := full.encode()
@@ -201,7 +202,7 @@ func TestIntervalJoinRestoreErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			j, _ := testIntervalJoin(plan, tc.limit, &tapeSink{}, nil)
+			j, _ := testIntervalJoin(plan, tc.limit, &optest.Tape{}, nil)
 			err := j.Restore(context.Background(), []io.Reader{bytes.NewReader(tc.data)}, 128, state.RangeOf(128, 1, 0))
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("err = %v, want %s", err, tc.want)
@@ -214,10 +215,10 @@ func TestIntervalJoinRestoreErrors(t *testing.T) {
 // what it accepts encodes again to a snapshot with the same records.
 func FuzzJoinSnapshot(f *testing.F) {
 	plan := &plan.Join{Interval: true, Lower: -5, Upper: 5}
-	seed, _ := testIntervalJoin(plan, 1<<20, &tapeSink{}, nil)
+	seed, _ := testIntervalJoin(plan, 1<<20, &optest.Tape{}, nil)
 	ctx := context.Background()
-	for _, st := range []joinStep{"L a@1 x; b@2 y", "R a@3 z", "wm 0"} {
-		if err := st.apply(ctx, seed, seed.inputs); err != nil {
+	for _, st := range []optest.JoinStep{"L a@1 x; b@2 y", "R a@3 z", "wm 0"} {
+		if err := st.Apply(ctx, seed, seed.inputs); err != nil {
 			f.Fatal(err)
 		}
 	}
@@ -225,14 +226,14 @@ func FuzzJoinSnapshot(f *testing.F) {
 	f.Add(binary.LittleEndian.AppendUint32(append([]byte(joinMagic), joinVersion, 0, 0, 0, 0, 0, 0, 0, 0), 1<<31))
 	f.Add([]byte(joinMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		j, _ := testIntervalJoin(plan, 1<<20, &tapeSink{}, nil)
+		j, _ := testIntervalJoin(plan, 1<<20, &optest.Tape{}, nil)
 		if err := j.Restore(context.Background(), []io.Reader{bytes.NewReader(data)}, 128, state.RangeOf(128, 1, 0)); err != nil {
 			if !strings.HasPrefix(err.Error(), "operator[join]: ") {
 				t.Fatalf("error without the operator: %v", err)
 			}
 			return
 		}
-		again, _ := testIntervalJoin(plan, 1<<20, &tapeSink{}, nil)
+		again, _ := testIntervalJoin(plan, 1<<20, &optest.Tape{}, nil)
 		if err := again.Restore(context.Background(), []io.Reader{bytes.NewReader(j.encode())}, 128, state.RangeOf(128, 1, 0)); err != nil {
 			t.Fatalf("restore of a re-encoded snapshot: %v", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/window"
 )
 
 // Kinds of blob a task stores, the first part of a blob's name
@@ -17,7 +18,7 @@ const (
 	blobPositions = "positions"
 	blobKeyed     = "keyed"
 	blobSink      = "sink"
-	blobWindow    = "window"
+	blobWindow    = window.BlobKind
 	blobJoin      = "join"
 	blobWatermark = "watermarks"
 )

@@ -5,6 +5,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/window"
 	"wasmstream.io/platform/runtime/plan"
 )
 
@@ -15,7 +16,7 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *plan.Vertex, i int,
 	if err != nil {
 		return nil, err
 	}
-	t.inputs = &joinInputs{split: v.In[0].From.Parallelism}
+	t.inputs = &operator.Inputs{Split: v.In[0].From.Parallelism}
 	if v.Join.Interval {
 		out := &operator.Out{Max: b.j.plan.Job.UDF.BatchSize, Next: next}
 		j := newIntervalJoin(v.ID, v.Join, t.inputs, b.stateBudget().Limit(), c, out, late)
@@ -25,10 +26,10 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *plan.Vertex, i int,
 		}
 		return j, nil
 	}
-	return newWindow(windowConfig{
-		vertex: v.ID, plan: v.Window, batchSize: b.j.plan.Job.UDF.BatchSize, policy: policy, next: next,
-		late: late, lateCount: &c.late, fn: b.groupCall(v.ID, i, v.Fn), gapFn: b.groupCall(v.ID, i, v.Window.GapFn),
-		join: &windowJoin{inputs: t.inputs, coGroup: v.Join.CoGroup},
+	return window.New(window.Config{
+		Vertex: v.ID, Plan: v.Window, BatchSize: b.j.plan.Job.UDF.BatchSize, Policy: policy, Next: next,
+		Late: late, LateCount: &c.late, Fn: b.groupCall(v.ID, i, v.Fn), GapFn: b.groupCall(v.ID, i, v.Window.GapFn),
+		Join: &window.JoinConfig{Inputs: t.inputs, CoGroup: v.Join.CoGroup},
 	}), nil
 }
 

@@ -30,7 +30,7 @@ type joinRec struct {
 type intervalJoin struct {
 	vertex string
 	plan   *plan.Join
-	inputs *joinInputs
+	inputs *operator.Inputs
 	// sides buffers the left (0) and right (1) records by key, and
 	// expiries orders them by the watermark at which they expire.
 	sides    [2]map[string]*joinKey
@@ -47,7 +47,7 @@ type intervalJoin struct {
 	fn *intervalCall
 }
 
-func newIntervalJoin(vertex string, jp *plan.Join, inputs *joinInputs, limit int64, c *counters, out *operator.Out, late operator.Stage) *intervalJoin {
+func newIntervalJoin(vertex string, jp *plan.Join, inputs *operator.Inputs, limit int64, c *counters, out *operator.Out, late operator.Stage) *intervalJoin {
 	return &intervalJoin{
 		vertex: vertex, plan: jp, inputs: inputs, limit: limit, c: c, out: out, late: late,
 		sides: [2]map[string]*joinKey{{}, {}}, wm: abi.NoWatermark,
@@ -65,7 +65,7 @@ func (j *intervalJoin) expiry(side int, ts int64) int64 {
 
 func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
 	side := 0
-	if j.inputs.right {
+	if j.inputs.Right {
 		side = 1
 	}
 	for i := range recs {

@@ -8,30 +8,18 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
 )
 
-// joinStep is one input of a join test: "L " or "R " and a window step for
-// the left or right input, or a watermark "wm N".
-type joinStep string
-
-func (st joinStep) apply(ctx context.Context, s operator.Stage, in *joinInputs) error {
-	text := string(st)
-	if side, rest, ok := strings.Cut(text, " "); ok && (side == "L" || side == "R") {
-		in.from(map[string]int{"L": 0, "R": 1}[side])
-		return windowStep(rest).apply(ctx, s)
-	}
-	return windowStep(text).apply(ctx, s)
-}
-
-func testIntervalJoin(jp *plan.Join, limit int64, out, late *tapeSink) (*intervalJoin, *counters) {
+func testIntervalJoin(jp *plan.Join, limit int64, out, late *optest.Tape) (*intervalJoin, *counters) {
 	c := newCounters()
 	var lateStage operator.Stage
 	if late != nil {
 		lateStage = late
 	}
-	in := &joinInputs{split: 1}
+	in := &operator.Inputs{Split: 1}
 	return newIntervalJoin("join", jp, in, limit, c, &operator.Out{Max: 2, Next: out}, lateStage), c
 }
 
@@ -39,7 +27,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 	tests := []struct {
 		name     string
 		plan     plan.Join
-		steps    []joinStep
+		steps    []optest.JoinStep
 		want     []string
 		wantLate []string
 		lateN    int64
@@ -47,7 +35,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 		{
 			name:  "inclusive bounds match at exactly lower and upper",
 			plan:  plan.Join{Interval: true, Lower: -2, Upper: 3},
-			steps: []joinStep{"L a@10 1", "R a@7 2; a@8 3; a@13 4; a@14 5; b@10 6", "wm max"},
+			steps: []optest.JoinStep{"L a@10 1", "R a@7 2; a@8 3; a@13 4; a@14 5; b@10 6", "wm max"},
 			want: []string{
 				`a@10 {"key":"a","left":1,"right":3}`,
 				`a@13 {"key":"a","left":1,"right":4}`,
@@ -57,7 +45,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 		{
 			name:  "exclusive bounds leave out the bounds",
 			plan:  plan.Join{Interval: true, Lower: -2 + 1, Upper: 3 - 1},
-			steps: []joinStep{"R a@7 2; a@8 3; a@9 4; a@12 5; a@13 6", "L a@10 1", "wm max"},
+			steps: []optest.JoinStep{"R a@7 2; a@8 3; a@9 4; a@12 5; a@13 6", "L a@10 1", "wm max"},
 			want: []string{
 				`a@10 {"key":"a","left":1,"right":4}`,
 				`a@12 {"key":"a","left":1,"right":5}`,
@@ -67,19 +55,19 @@ func TestIntervalJoinGolden(t *testing.T) {
 		{
 			name:  "empty right side emits nothing",
 			plan:  plan.Join{Interval: true, Lower: -5, Upper: 5},
-			steps: []joinStep{"L a@1 1; b@2 2", "wm 3", "wm max"},
+			steps: []optest.JoinStep{"L a@1 1; b@2 2", "wm 3", "wm max"},
 			want:  []string{"wm 3", "wm max"},
 		},
 		{
 			name:  "empty left side emits nothing",
 			plan:  plan.Join{Interval: true, Lower: -5, Upper: 5},
-			steps: []joinStep{"R a@1 1; b@2 2", "wm max"},
+			steps: []optest.JoinStep{"R a@1 1; b@2 2", "wm max"},
 			want:  []string{"wm max"},
 		},
 		{
 			name:  "several matches on both sides, in arrival order",
 			plan:  plan.Join{Interval: true, Lower: 0, Upper: 10},
-			steps: []joinStep{"L k@0 1; k@5 2", "R k@7 3", "L k@6 4", "wm max"},
+			steps: []optest.JoinStep{"L k@0 1; k@5 2", "R k@7 3", "L k@6 4", "wm max"},
 			want: []string{
 				`k@7 {"key":"k","left":1,"right":3}`,
 				`k@7 {"key":"k","left":2,"right":3}`,
@@ -90,7 +78,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 		{
 			name:     "records at or below the watermark are late on either side",
 			plan:     plan.Join{Interval: true, Lower: -5, Upper: 5},
-			steps:    []joinStep{"L a@10 1", "wm 10", "R a@10 2; a@11 3", "L a@9 4", "wm max"},
+			steps:    []optest.JoinStep{"L a@10 1", "wm 10", "R a@10 2; a@11 3", "L a@9 4", "wm max"},
 			want:     []string{"wm 10", `a@11 {"key":"a","left":1,"right":3}`, "wm max"},
 			wantLate: []string{"wm 10", "a@10 2", "a@9 4", "wm max"},
 			lateN:    2,
@@ -98,22 +86,22 @@ func TestIntervalJoinGolden(t *testing.T) {
 		{
 			name:  "allowed lateness keeps records joinable",
 			plan:  plan.Join{Interval: true, Lower: 0, Upper: 3, Lateness: 5},
-			steps: []joinStep{"L a@10 1", "wm 17", "R a@13 2", "wm 18", "R a@14 3", "wm max"},
+			steps: []optest.JoinStep{"L a@10 1", "wm 17", "R a@13 2", "wm 18", "R a@14 3", "wm max"},
 			want:  []string{"wm 17", `a@13 {"key":"a","left":1,"right":2}`, "wm 18", "wm max"},
 			// a@14 is outside [10, 13]; not late (14+5 > 18) but unmatched.
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, late := &tapeSink{}, &tapeSink{}
+			out, late := &optest.Tape{}, &optest.Tape{}
 			j, c := testIntervalJoin(&tc.plan, 1<<20, out, late)
 			ctx := context.Background()
 			for _, st := range tc.steps {
-				if err := st.apply(ctx, j, j.inputs); err != nil {
+				if err := st.Apply(ctx, j, j.inputs); err != nil {
 					t.Fatalf("%s: %v", st, err)
 				}
 			}
-			checkLines(t, "output", out.lines, tc.want)
+			optest.CheckLines(t, "output", out.Lines, tc.want)
 			if tc.wantLate == nil {
 				tc.wantLate = []string{}
 				for _, st := range tc.steps {
@@ -122,7 +110,7 @@ func TestIntervalJoinGolden(t *testing.T) {
 					}
 				}
 			}
-			checkLines(t, "late", late.lines, tc.wantLate)
+			optest.CheckLines(t, "late", late.Lines, tc.wantLate)
 			if got := c.late.Load(); got != tc.lateN {
 				t.Errorf("late count = %d, want %d", got, tc.lateN)
 			}
@@ -137,7 +125,7 @@ func TestIntervalJoinStateBounded(t *testing.T) {
 	out := &discardCounter{}
 	jp := &plan.Join{Interval: true, Lower: -5, Upper: 5}
 	c := newCounters()
-	in := &joinInputs{split: 1}
+	in := &operator.Inputs{Split: 1}
 	j := newIntervalJoin("join", jp, in, 1<<20, c, &operator.Out{Max: 256, Next: out}, nil)
 	ctx := context.Background()
 	const keys, steps = 1000, 2000
@@ -150,7 +138,7 @@ func TestIntervalJoinStateBounded(t *testing.T) {
 	var maxUsed int64
 	for ts := int64(0); ts < steps; ts++ {
 		for side := range 2 {
-			in.from(side)
+			in.From(side)
 			for k := range recs {
 				recs[k].Timestamp = ts
 			}
@@ -203,8 +191,8 @@ func (d *discardCounter) Finish(context.Context) error         { return nil }
 func (d *discardCounter) Close(context.Context) error          { return nil }
 
 func TestIntervalJoinBudget(t *testing.T) {
-	j, _ := testIntervalJoin(&plan.Join{Interval: true, Lower: 0, Upper: 10}, 100, &tapeSink{}, nil)
-	err := windowStep("a@1 1; a@2 2; a@3 3").apply(context.Background(), j)
+	j, _ := testIntervalJoin(&plan.Join{Interval: true, Lower: 0, Upper: 10}, 100, &optest.Tape{}, nil)
+	err := optest.Step("a@1 1; a@2 2; a@3 3").Apply(context.Background(), j)
 	want := `operator[join]: join state exceeds its budget of 100 bytes (record key "a")`
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)

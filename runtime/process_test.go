@@ -29,7 +29,7 @@ func newTestProcessOp(t *testing.T, mod *host.Module, function, onTimer string, 
 		}
 		return operator.GroupCall{Module: mod.ID, Function: name, Fn: fn, Guest: mod.NewGuest(host.InstanceConfig{})}
 	}
-	descs, err := stateDescriptors(mod.Description, nil)
+	descs, err := operator.StateDescriptors(mod.Description, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ type task struct {
 	writers   []*exchange.Writer
 	// inputs tells a join which of its two inputs a batch comes from; nil
 	// for a single-input task.
-	inputs *joinInputs
+	inputs *operator.Inputs
 	// dlq publishes dead letters; it is finished after the chain.
 	dlq operator.Stage
 	// log carries the job, vertex (the chain head) and subtask.
@@ -167,7 +167,7 @@ func (t *task) runGate(ctx context.Context) error {
 			n++
 		}
 		if t.inputs != nil {
-			t.inputs.from(buf.Channel())
+			t.inputs.From(buf.Channel())
 		}
 		err = t.chain.Process(ctx, recs[:n])
 		buf.Recycle()

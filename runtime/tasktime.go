@@ -33,7 +33,7 @@ type taskTime struct {
 	nextTick int64
 	// gen is the watermark generator of a source chain, if any; grouped
 	// and counts are its scratch for splitting batches by split.
-	gen     *wmSource
+	gen     *watermark.Generator
 	grouped []abi.Record
 	counts  []int
 }
@@ -178,7 +178,7 @@ func (t *task) processSource(ctx context.Context, b *abi.Batch) error {
 	for s := 0; s < n; s++ {
 		end := counts[s]
 		if end > start {
-			gen.split = s
+			gen.Split = s
 			if err := t.chain.Process(ctx, grouped[start:end]); err != nil {
 				return err
 			}

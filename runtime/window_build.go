@@ -9,7 +9,9 @@ import (
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/window"
 	"wasmstream.io/platform/runtime/plan"
+	"wasmstream.io/platform/watermark"
 )
 
 // sourceStages puts the event-time stages of source v in front of next:
@@ -28,24 +30,24 @@ func (b *builder) sourceStages(t *task, v *plan.Vertex, i int, policy *operator.
 		interval, idle = w.Interval.Milliseconds(), w.IdleTimeout.Milliseconds()
 	}
 	if mode == plan.TimeIngestion {
-		g := newWMSource(wmIngestion, 0, interval, 0, t.announceIdle, s)
+		g := watermark.NewGenerator(watermark.Ingestion, 0, interval, 0, t.announceIdle, s)
 		t.time.gen = g
 		return g
 	}
 	if w == nil || w.Strategy == "" || w.Strategy == "none" {
 		return b.timestampStage(t, v, i, policy, s)
 	}
-	var g *wmSource
+	var g *watermark.Generator
 	switch w.Strategy {
 	case "punctuated":
-		g = newWMSource(wmPunctuated, 0, interval, idle, t.announceIdle, s)
+		g = watermark.NewGenerator(watermark.Punctuated, 0, interval, idle, t.announceIdle, s)
 		f := v.WatermarkFn
-		g.punct = &punctuator{
+		g.Punct = &punctuator{
 			module: f.Module, function: f.Function, fn: f.Index, pool: b.pool(v.ID, i, f),
 			batchSize: b.j.plan.Job.UDF.BatchSize, policy: policy,
 		}
 	default:
-		g = newWMSource(wmBounded, w.MaxOutOfOrderness.Milliseconds(), interval, idle, t.announceIdle, s)
+		g = watermark.NewGenerator(watermark.Bounded, w.MaxOutOfOrderness.Milliseconds(), interval, idle, t.announceIdle, s)
 	}
 	t.time.gen = g
 	return b.timestampStage(t, v, i, policy, g)
@@ -76,27 +78,27 @@ func (b *builder) pool(vertexID string, i int, f *plan.Func) *host.Guest {
 // windowStage builds the window operator of v for subtask i in front of
 // next, with its late output.
 func (b *builder) windowStage(ctx context.Context, t *task, v *plan.Vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	cfg := windowConfig{vertex: v.ID, plan: v.Window, batchSize: b.j.plan.Job.UDF.BatchSize, policy: policy, next: next, lateCount: &c.late}
+	cfg := window.Config{Vertex: v.ID, Plan: v.Window, BatchSize: b.j.plan.Job.UDF.BatchSize, Policy: policy, Next: next, LateCount: &c.late}
 	if v.Window.States {
 		keyed, err := b.keyedState(v, i, v.Fn)
 		if err != nil {
 			return nil, err
 		}
-		cfg.state, cfg.states = keyed, len(b.module(v.Fn).desc.States)
+		cfg.State, cfg.States = keyed, len(b.module(v.Fn).desc.States)
 	}
 	late, err := b.lateOutputs(ctx, t, v, i)
 	if err != nil {
-		if cfg.state != nil {
-			err = errors.Join(err, cfg.state.Close())
+		if cfg.State != nil {
+			err = errors.Join(err, cfg.State.Close())
 		}
 		return nil, err
 	}
-	cfg.late = late
+	cfg.Late = late
 	if v.Window.Builtin == "" {
-		cfg.fn = b.groupCall(v.ID, i, v.Fn)
+		cfg.Fn = b.groupCall(v.ID, i, v.Fn)
 	}
-	cfg.gapFn = b.groupCall(v.ID, i, v.Window.GapFn)
-	return newWindow(cfg), nil
+	cfg.GapFn = b.groupCall(v.ID, i, v.Window.GapFn)
+	return window.New(cfg), nil
 }
 
 // groupCall makes the grouped call of f for subtask i of a vertex; nil
@@ -147,5 +149,5 @@ func (t *task) sourceSplits() {
 	if ss, ok := t.source.(connector.SplitSource); ok {
 		n = ss.Splits()
 	}
-	t.time.gen.setSplits(n)
+	t.time.gen.SetSplits(n)
 }

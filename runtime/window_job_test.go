@@ -10,6 +10,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 	"wasmstream.io/platform/watermark"
@@ -79,7 +80,7 @@ sinks: [{id: out, input: win, discard: true}]
 func TestExampleWindowJobsPlan(t *testing.T) {
 	for _, name := range []string{"avg", "sessions", "firings"} {
 		t.Run(name, func(t *testing.T) {
-			mod := windowModule(t, name)
+			mod := optest.Module(t, name)
 			text, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "udfs", name, "job.yaml"))
 			if err != nil {
 				t.Fatal(err)

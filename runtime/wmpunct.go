@@ -8,6 +8,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/watermark"
 )
 
 // punctuator runs a watermark function over batches of a source's records:
@@ -38,7 +39,8 @@ type punctuation struct {
 	wm    int64
 }
 
-func (p *punctuator) process(ctx context.Context, g *wmSource, recs []abi.Record) error {
+// Punctuate runs the function over recs in batches.
+func (p *punctuator) Punctuate(ctx context.Context, g *watermark.Generator, recs []abi.Record) error {
 	for len(recs) > 0 {
 		n := min(len(recs), p.batchSize)
 		if err := p.chunk(ctx, g, recs[:n]); err != nil {
@@ -49,7 +51,7 @@ func (p *punctuator) process(ctx context.Context, g *wmSource, recs []abi.Record
 	return nil
 }
 
-func (p *punctuator) chunk(ctx context.Context, g *wmSource, recs []abi.Record) error {
+func (p *punctuator) chunk(ctx context.Context, g *watermark.Generator, recs []abi.Record) error {
 	err := p.call(ctx, recs)
 	if err == nil {
 		return p.pass(ctx, g, recs)
@@ -117,14 +119,14 @@ func (p *punctuator) call(ctx context.Context, recs []abi.Record) error {
 
 // pass hands the records on, stopping after each punctuated record to emit
 // its watermark.
-func (p *punctuator) pass(ctx context.Context, g *wmSource, recs []abi.Record) error {
+func (p *punctuator) pass(ctx context.Context, g *watermark.Generator, recs []abi.Record) error {
 	p.out = p.out[:0]
 	next := 0
 	flush := func() error {
 		if len(p.out) == 0 {
 			return nil
 		}
-		err := g.next.Process(ctx, p.out)
+		err := g.Pass(ctx, p.out)
 		p.out = p.out[:0]
 		return err
 	}
@@ -140,7 +142,7 @@ func (p *punctuator) pass(ctx context.Context, g *wmSource, recs []abi.Record) e
 			if err := flush(); err != nil {
 				return err
 			}
-			if err := g.punctuation(ctx, p.marks[next].wm); err != nil {
+			if err := g.Punctuation(ctx, p.marks[next].wm); err != nil {
 				return err
 			}
 			next++
@@ -153,4 +155,4 @@ func (p *punctuator) badOutput(err error) error {
 	return &host.CallError{Module: p.module, Function: p.function, Kind: host.KindBadOutput, Err: err}
 }
 
-func (p *punctuator) close(ctx context.Context) error { return p.pool.Close(ctx) }
+func (p *punctuator) Close(ctx context.Context) error { return p.pool.Close(ctx) }

@@ -1,4 +1,4 @@
-package runtime
+package window
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // registered once per batch for the sessions the batch changed.
 
 // processSessions adds records to their keys' sessions.
-func (w *windowOp) processSessions(ctx context.Context, recs []abi.Record) error {
+func (w *Operator) processSessions(ctx context.Context, recs []abi.Record) error {
 	wp := w.plan
 	if w.gapCall != nil {
 		if err := w.sessionGaps(ctx, recs); err != nil {
@@ -74,7 +74,7 @@ func (w *windowOp) processSessions(ctx context.Context, recs []abi.Record) error
 
 // session returns the session of key ks that the window [start, end) ends
 // up in, merging the sessions it bridges.
-func (w *windowOp) session(ctx context.Context, ks *keyState, start, end int64) (*slot, error) {
+func (w *Operator) session(ctx context.Context, ks *keyState, start, end int64) (*slot, error) {
 	w.overlap = w.overlap[:0]
 	for _, s := range ks.slots {
 		if s.start <= end && s.end >= start {
@@ -121,7 +121,7 @@ func (w *windowOp) session(ctx context.Context, ks *keyState, start, end int64) 
 }
 
 // forget removes a freed slot from the batch's touched list.
-func (w *windowOp) forget(s *slot) {
+func (w *Operator) forget(s *slot) {
 	kept := w.touched[:0]
 	for _, t := range w.touched {
 		if t.s != s {
@@ -134,7 +134,7 @@ func (w *windowOp) forget(s *slot) {
 
 // sessionTimers moves the timers of the sessions the batch changed to their
 // new ends.
-func (w *windowOp) sessionTimers() {
+func (w *Operator) sessionTimers() {
 	d := w.domain()
 	for _, t := range w.touched {
 		s := t.s
@@ -156,7 +156,7 @@ func (w *windowOp) sessionTimers() {
 	w.touched = w.touched[:0]
 }
 
-func (w *windowOp) deleteSessionTimers(key []byte, s *slot) {
+func (w *Operator) deleteSessionTimers(key []byte, s *slot) {
 	if s.timerEnd == 0 {
 		return
 	}
@@ -169,7 +169,7 @@ func (w *windowOp) deleteSessionTimers(key []byte, s *slot) {
 }
 
 // sessionTimer collects a session to fire or drop.
-func (w *windowOp) sessionTimer(tm watermark.Timer, end int64) {
+func (w *Operator) sessionTimer(tm watermark.Timer, end int64) {
 	ks := w.store.key(tm.Key, false)
 	if ks == nil {
 		return
@@ -194,7 +194,7 @@ func (w *windowOp) sessionTimer(tm watermark.Timer, end int64) {
 }
 
 // dropSessions releases the sessions past their allowed lateness.
-func (w *windowOp) dropSessions() {
+func (w *Operator) dropSessions() {
 	for _, d := range w.drops {
 		d.s.timerEnd = 0
 		d.ks.remove(d.s)
@@ -210,7 +210,7 @@ func (w *windowOp) dropSessions() {
 // sessionGaps calls the session_gap function over the batch: one group per
 // run of records with the same key, one call. A record the function fails
 // goes through on_udf_error and gets gap 0 (it is skipped).
-func (w *windowOp) sessionGaps(ctx context.Context, recs []abi.Record) error {
+func (w *Operator) sessionGaps(ctx context.Context, recs []abi.Record) error {
 	g := w.gapCall
 	if cap(w.gaps) < len(recs) {
 		w.gaps = make([]int64, len(recs))

@@ -1,70 +1,28 @@
-package runtime
+package window
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"strings"
+	"sync/atomic"
 	"testing"
 
-	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
-	"wasmstream.io/platform/watermark"
 )
 
-// tapeSink writes what reaches it as lines: records as "key@ts value" and
-// watermarks as "wm N".
-type tapeSink struct{ lines []string }
-
-func (s *tapeSink) Process(_ context.Context, recs []abi.Record) error {
-	for _, r := range recs {
-		s.lines = append(s.lines, fmt.Sprintf("%s@%d %s", r.Key, r.Timestamp, r.Value))
-	}
-	return nil
+// counters are what a test reads back from an operator: the records too
+// late for every window, and the failed ones.
+type counters struct {
+	late atomic.Int64
+	operator.ErrorCounts
 }
 
-func (s *tapeSink) Advance(_ context.Context, wm int64) error {
-	if wm == watermark.MaxWatermark {
-		s.lines = append(s.lines, "wm max")
-	} else {
-		s.lines = append(s.lines, fmt.Sprintf("wm %d", wm))
-	}
-	return nil
-}
-func (s *tapeSink) Tick(context.Context, int64) error { return nil }
-func (s *tapeSink) Finish(context.Context) error      { return nil }
-func (s *tapeSink) Close(context.Context) error       { return nil }
-
-// windowStep is one input of a window test: a record "key@ts value" or a
-// watermark "wm N" ("wm max" ends the input).
-type windowStep string
-
-func (st windowStep) apply(ctx context.Context, s operator.Stage) error {
-	text := string(st)
-	if rest, ok := strings.CutPrefix(text, "wm "); ok {
-		if rest == "max" {
-			return s.Advance(ctx, watermark.MaxWatermark)
-		}
-		var wm int64
-		fmt.Sscan(rest, &wm)
-		return s.Advance(ctx, wm)
-	}
-	var recs []abi.Record
-	for _, one := range strings.Split(text, ";") {
-		keyTs, value, _ := strings.Cut(strings.TrimSpace(one), " ")
-		key, tsText, _ := strings.Cut(keyTs, "@")
-		var ts int64
-		fmt.Sscan(tsText, &ts)
-		recs = append(recs, abi.Record{Key: []byte(key), Value: []byte(value), Timestamp: ts})
-	}
-	return s.Process(ctx, recs)
-}
+func newCounters() *counters { return &counters{} }
 
 // testWindow builds a window operator with a built-in aggregate, or fn,
 // writing its results to out and its late records to late (when not nil).
-func testWindow(wp *plan.Window, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc, out, late *tapeSink) (*windowOp, *counters) {
+func testWindow(wp *plan.Window, fn func(w *Operator, out *operator.Out, policy *operator.ErrorPolicy) windowFunc, out, late *optest.Tape) (*Operator, *counters) {
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	wo := &operator.Out{Max: 4, Next: out}
@@ -81,27 +39,11 @@ func testWindow(wp *plan.Window, fn func(w *windowOp, out *operator.Out, policy 
 	return w, c
 }
 
-func runWindow(t *testing.T, s operator.Stage, steps []windowStep) {
-	t.Helper()
-	for _, st := range steps {
-		if err := st.apply(context.Background(), s); err != nil {
-			t.Fatalf("step %q: %v", st, err)
-		}
-	}
-}
-
-func checkLines(t *testing.T, what string, got, want []string) {
-	t.Helper()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("%s:\n got:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-	}
-}
-
 func TestWindowBuiltinGolden(t *testing.T) {
 	tests := []struct {
 		name  string
 		plan  plan.Window
-		steps []windowStep
+		steps []optest.Step
 		want  []string
 		late  []string
 		// dropped is the count of too-late records.
@@ -110,7 +52,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "tumbling count out of order",
 			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount},
-			steps: []windowStep{
+			steps: []optest.Step{
 				"a@3 {}; b@12 {}; a@1 {}; a@11 {}", "a@9 {}", "wm 9", "b@10 {}", "wm 19", "wm max",
 			},
 			want: []string{
@@ -122,7 +64,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "tumbling with offset, sum avg",
 			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Offset: 5, Builtin: builtinSum, Field: "n"},
-			steps: []windowStep{
+			steps: []optest.Step{
 				`k@4 {"n":1}; k@5 {"n":2.5}; k@14 {"n":-3}; k@15 {"n":4}`, "wm max",
 			},
 			want: []string{
@@ -134,7 +76,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "sliding min max share panes",
 			plan: plan.Window{Type: plan.WindowSliding, Size: 10, Slide: 5, Builtin: builtinMax, Field: "n"},
-			steps: []windowStep{
+			steps: []optest.Step{
 				`k@1 {"n":1}; k@7 {"n":7}; k@12 {"n":3}`, "wm 9", "wm 14", "wm max",
 			},
 			want: []string{
@@ -147,7 +89,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "lateness: on time, late within lateness re-fires, too late goes to the side",
 			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Lateness: 5, Builtin: builtinCount},
-			steps: []windowStep{
+			steps: []optest.Step{
 				"k@1 a; k@2 b", "wm 9", "k@3 c", "k@4 d; k@5 e", "wm 13", "k@6 f", "wm 14", "k@7 g", "wm max",
 			},
 			want: []string{
@@ -163,7 +105,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "late without lateness",
 			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount},
-			steps: []windowStep{
+			steps: []optest.Step{
 				"k@1 a", "wm 9", "k@9 b; k@10 c", "wm max",
 			},
 			want: []string{
@@ -176,7 +118,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "window_all ignores keys",
 			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, All: true, Builtin: builtinAvg, Field: "n"},
-			steps: []windowStep{
+			steps: []optest.Step{
 				`a@1 {"n":1}; b@2 {"n":2}`, "wm max",
 			},
 			want: []string{`@9 {"key":"","window_start":0,"window_end":10,"value":1.5}`, "wm max"},
@@ -184,7 +126,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "session merge",
 			plan: plan.Window{Type: plan.WindowSession, Gap: 5, Builtin: builtinCount},
-			steps: []windowStep{
+			steps: []optest.Step{
 				"k@0 a; k@20 b; j@0 x", "k@10 c", "k@5 d", "wm 30", "wm max",
 			},
 			want: []string{
@@ -196,7 +138,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "session late within lateness re-fires the merged session",
 			plan: plan.Window{Type: plan.WindowSession, Gap: 5, Lateness: 10, Builtin: builtinCount},
-			steps: []windowStep{
+			steps: []optest.Step{
 				"k@0 a", "wm 10", "k@4 b", "k@12 c", "wm 30", "k@3 late; k@20 d", "wm max",
 			},
 			want: []string{
@@ -210,7 +152,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "tumbling count window",
 			plan: plan.Window{Type: plan.WindowCount, Count: 3, CountSlide: 3, Builtin: builtinSum, Field: "n"},
-			steps: []windowStep{
+			steps: []optest.Step{
 				`k@5 {"n":1}; k@3 {"n":2}; j@1 {"n":9}; k@9 {"n":3}; k@1 {"n":4}`, `k@2 {"n":5}; k@4 {"n":6}`, "wm max",
 			},
 			want: []string{
@@ -221,7 +163,7 @@ func TestWindowBuiltinGolden(t *testing.T) {
 		{
 			name: "sliding count window",
 			plan: plan.Window{Type: plan.WindowCount, Count: 4, CountSlide: 2, Builtin: builtinCount},
-			steps: []windowStep{
+			steps: []optest.Step{
 				"k@1 a; k@2 b; k@3 c", "k@4 d; k@5 e; k@6 f; k@7 g", "wm max",
 			},
 			want: []string{
@@ -233,16 +175,16 @@ func TestWindowBuiltinGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := &tapeSink{}
-			var late *tapeSink
+			out := &optest.Tape{}
+			var late *optest.Tape
 			if tt.late != nil {
-				late = &tapeSink{}
+				late = &optest.Tape{}
 			}
 			w, c := testWindow(&tt.plan, nil, out, late)
-			runWindow(t, w, tt.steps)
-			checkLines(t, "results", out.lines, tt.want)
+			optest.Run(t, w, tt.steps)
+			optest.CheckLines(t, "results", out.Lines, tt.want)
 			if late != nil {
-				checkLines(t, "late output", late.lines, tt.late)
+				optest.CheckLines(t, "late output", late.Lines, tt.late)
 			}
 			if got := c.late.Load(); got != tt.dropped {
 				t.Fatalf("late records %d, want %d", got, tt.dropped)

@@ -1,4 +1,4 @@
-package runtime
+package window
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 
+	"wasmstream.io/platform/internal/snapenc"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
@@ -26,18 +27,21 @@ import (
 // keyed state snapshot (state.Snapshot) holds a window_process function's
 // per-window state with the timers that clear it. Version 1 has no state
 // byte.
+// BlobKind is the kind of a window operator's snapshot blobs.
+const BlobKind = "window"
+
 const (
 	windowMagic   = "WSWN"
 	windowVersion = 2
 )
 
 // StateKind is the kind of a window operator's snapshot blobs.
-func (w *windowOp) StateKind() string { return blobWindow }
+func (w *Operator) StateKind() string { return BlobKind }
 
 // Snapshot encodes the contents on the task goroutine: between batches no
 // UDF add is pending. Per-window state is captured there too and written
 // afterwards, behind the contents.
-func (w *windowOp) Snapshot(ctx context.Context) (operator.Blob, error) {
+func (w *Operator) Snapshot(ctx context.Context) (operator.Blob, error) {
 	data := w.encode()
 	st := w.state
 	if st == nil {
@@ -60,7 +64,7 @@ func (w *windowOp) Snapshot(ctx context.Context) (operator.Blob, error) {
 	}, nil
 }
 
-func (w *windowOp) encode() []byte {
+func (w *Operator) encode() []byte {
 	b := append([]byte(windowMagic), windowVersion)
 	b = binary.LittleEndian.AppendUint64(b, uint64(w.wm))
 	b = binary.LittleEndian.AppendUint64(b, uint64(w.lastTick))
@@ -70,7 +74,7 @@ func (w *windowOp) encode() []byte {
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(store.byKey)))
 	for _, ks := range store.byKey {
-		b = operator.AppendBytes(b, ks.key)
+		b = snapenc.AppendBytes(b, ks.key)
 		b = binary.LittleEndian.AppendUint64(b, uint64(ks.fired))
 		b = binary.LittleEndian.AppendUint64(b, uint64(ks.arrived))
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(ks.slots)))
@@ -85,7 +89,7 @@ func (w *windowOp) encode() []byte {
 			if s.has {
 				has = 1
 			}
-			b = operator.AppendBytes(append(b, has), s.data)
+			b = snapenc.AppendBytes(append(b, has), s.data)
 		}
 	}
 	return b
@@ -97,7 +101,7 @@ func (w *windowOp) encode() []byte {
 // groups rng holds (every key for window_all) from snapshots of any
 // parallelism, and registers their timers again; and their per-window
 // state, when the operator keeps state.
-func (w *windowOp) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng state.Range) error {
+func (w *Operator) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng state.Range) error {
 	if len(srcs) == 0 {
 		return nil
 	}
@@ -105,14 +109,14 @@ func (w *windowOp) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 		wm, lastTick int64 = math.MinInt64, math.MinInt64
 		typ                = w.plan.Type
 	)
-	decoded := make([]*operator.Decoder, 0, len(srcs))
+	decoded := make([]*snapenc.Decoder, 0, len(srcs))
 	var states []io.Reader
 	for i, src := range srcs {
 		data, err := io.ReadAll(src)
 		if err != nil {
 			return err
 		}
-		d := &operator.Decoder{B: data}
+		d := &snapenc.Decoder{B: data}
 		if string(d.Take(4)) != windowMagic {
 			return fmt.Errorf("operator[%s]: window snapshot %d: not a window snapshot", w.vertex, i)
 		}

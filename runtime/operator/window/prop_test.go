@@ -1,4 +1,4 @@
-package runtime
+package window
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
 )
@@ -117,7 +118,7 @@ func refCountWindows(recs []propRecord, size, slide int64, agg string) []string 
 
 // resultSink turns built-in results back into "key start end value" lines.
 type resultSink struct {
-	tapeSink
+	optest.Tape
 	results []string
 }
 
@@ -177,8 +178,8 @@ func TestWindowProperty(t *testing.T) {
 		wo := &operator.Out{Max: 1 + rng.IntN(8), Next: out}
 		w := newWindowOp("win", &wp, &c.late, policy, wo, nil)
 		w.fn = &builtinFunc{name: wp.Builtin, field: "n", policy: policy, out: wo}
-		gen := newWMSource(wmBounded, delay, 0, 0, func(context.Context, bool) error { return nil }, w)
-		gen.setSplits(1)
+		gen := watermark.NewGenerator(watermark.Bounded, delay, 0, 0, func(context.Context, bool) error { return nil }, w)
+		gen.SetSplits(1)
 		ctx := context.Background()
 		for lo := 0; lo < len(recs); {
 			hi := min(len(recs), lo+1+rng.IntN(40))

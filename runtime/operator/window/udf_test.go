@@ -1,60 +1,28 @@
-package runtime
+package window
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
-	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 )
 
-var (
-	windowHostOnce sync.Once
-	windowHost     *host.Host
-	windowHostErr  error
-	windowModules  sync.Map // udfs name -> *host.Module
-)
-
-// windowModule compiles a module of udfs/ (avg, sessions, avg-c, ...) once
-// for the package's tests, on a host that lives as long as the test binary.
-func windowModule(t testing.TB, name string) *host.Module {
-	t.Helper()
-	if m, ok := windowModules.Load(name); ok {
-		return m.(*host.Module)
-	}
-	wasm := wasmbuild.UDF(t, name)
-	windowHostOnce.Do(func() {
-		windowHost, windowHostErr = host.New(context.Background(), host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	})
-	if windowHostErr != nil {
-		t.Fatal(windowHostErr)
-	}
-	m, err := windowHost.Compile(context.Background(), wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	windowModules.Store(name, m)
-	return m
-}
-
 // udfWindowFunc makes the window function of a module function for testWindow.
-func udfWindowFunc(t testing.TB, mod *host.Module, function string) func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
+func udfWindowFunc(t testing.TB, mod *host.Module, function string) func(w *Operator, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 	return udfWindowFuncGroups(t, mod, function, 3)
 }
 
 // udfWindowFuncGroups is udfWindowFunc with at most maxGroups groups per
 // call: small in tests, to exercise frames split across calls; the job's
 // batch size in benchmarks, as the runtime does.
-func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGroups int) func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
-	return func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
+func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGroups int) func(w *Operator, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
+	return func(w *Operator, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 		i := mod.Description.Lookup(function)
 		if i < 0 {
 			t.Fatalf("no function %s", function)
@@ -72,16 +40,16 @@ func udfWindowFuncGroups(t testing.TB, mod *host.Module, function string, maxGro
 }
 
 // click is a record of key user with an amount and a page, as a window step.
-func click(user string, ts int64, amount int, page string) windowStep {
-	return windowStep(fmt.Sprintf(`%s@%d {"user":%q,"page":%q,"amount":%d}`, user, ts, user, page, amount))
+func click(user string, ts int64, amount int, page string) optest.Step {
+	return optest.Step(fmt.Sprintf(`%s@%d {"user":%q,"page":%q,"amount":%d}`, user, ts, user, page, amount))
 }
 
-func clicks(cs ...windowStep) windowStep {
+func clicks(cs ...optest.Step) optest.Step {
 	var parts []string
 	for _, c := range cs {
 		parts = append(parts, string(c))
 	}
-	return windowStep(strings.Join(parts, "; "))
+	return optest.Step(strings.Join(parts, "; "))
 }
 
 func TestWindowUDFGolden(t *testing.T) {
@@ -90,13 +58,13 @@ func TestWindowUDFGolden(t *testing.T) {
 		module   string
 		function string
 		plan     plan.Window
-		steps    []windowStep
+		steps    []optest.Step
 		want     []string
 	}{
 		{
 			name: "aggregate over tumbling windows", module: "avg", function: "avg",
 			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10},
-			steps: []windowStep{
+			steps: []optest.Step{
 				clicks(click("a", 1, 2, "/"), click("b", 3, 5, "/"), click("a", 12, 7, "/"), click("a", 5, 4, "/")), "wm 9",
 				clicks(click("a", 15, 1, "/")), "wm max",
 			},
@@ -109,7 +77,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		{
 			name: "aggregate over sliding windows merges panes", module: "avg", function: "avg",
 			plan: plan.Window{Type: plan.WindowSliding, Size: 30, Slide: 10},
-			steps: []windowStep{
+			steps: []optest.Step{
 				clicks(click("a", 1, 1, "/"), click("a", 11, 2, "/"), click("a", 21, 3, "/"), click("a", 22, 6, "/")), "wm max",
 			},
 			want: []string{
@@ -123,7 +91,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		{
 			name: "session merging with an incremental aggregate", module: "avg", function: "avg",
 			plan: plan.Window{Type: plan.WindowSession, Gap: 10},
-			steps: []windowStep{
+			steps: []optest.Step{
 				// [0,10) and [30,40); [20,30) extends the second; [10,20)
 				// touches both and merges the three accumulators.
 				clicks(click("a", 0, 1, "/"), click("a", 30, 3, "/")), clicks(click("a", 20, 5, "/")), clicks(click("a", 10, 7, "/")), "wm max",
@@ -135,7 +103,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		{
 			name: "reduce keeps the largest", module: "avg", function: "largest",
 			plan: plan.Window{Type: plan.WindowSliding, Size: 20, Slide: 10},
-			steps: []windowStep{
+			steps: []optest.Step{
 				clicks(click("a", 1, 5, "/x"), click("a", 11, 3, "/y")), "wm max",
 			},
 			want: []string{
@@ -147,7 +115,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		{
 			name: "process window over a session", module: "sessions", function: "summary",
 			plan: plan.Window{Type: plan.WindowSession, Gap: 10},
-			steps: []windowStep{
+			steps: []optest.Step{
 				clicks(click("a", 5, 1, "/b"), click("a", 0, 2, "/a")), clicks(click("a", 30, 4, "/c"), click("a", 12, 1, "/b")), "wm max",
 			},
 			want: []string{
@@ -158,7 +126,7 @@ func TestWindowUDFGolden(t *testing.T) {
 		{
 			name: "count window with an aggregate", module: "avg", function: "avg",
 			plan: plan.Window{Type: plan.WindowCount, Count: 2, CountSlide: 1},
-			steps: []windowStep{
+			steps: []optest.Step{
 				clicks(click("a", 1, 2, "/"), click("a", 2, 4, "/"), click("a", 3, 9, "/")), "wm max",
 			},
 			want: []string{
@@ -170,10 +138,10 @@ func TestWindowUDFGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := &tapeSink{}
-			w, _ := testWindow(&tt.plan, udfWindowFunc(t, windowModule(t, tt.module), tt.function), out, nil)
-			runWindow(t, w, tt.steps)
-			checkLines(t, "results", out.lines, tt.want)
+			out := &optest.Tape{}
+			w, _ := testWindow(&tt.plan, udfWindowFunc(t, optest.Module(t, tt.module), tt.function), out, nil)
+			optest.Run(t, w, tt.steps)
+			optest.CheckLines(t, "results", out.Lines, tt.want)
 		})
 	}
 }

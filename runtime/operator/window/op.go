@@ -1,4 +1,4 @@
-package runtime
+package window
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const (
 	timerClean byte = 1
 )
 
-// windowOp is a window operator subtask (keyed, or window_all with one
+// Operator is a window operator subtask (keyed, or window_all with one
 // subtask): it assigns records to windows, keeps their contents in a
 // windowContents, fires windows when the watermark (or, with time:
 // processing, the clock) passes their end, handles late records, and drops
@@ -31,7 +31,7 @@ const (
 // Time windows (tumbling and sliding) store each record once, in a pane of
 // gcd(size, slide): a window is the panes it covers, combined when it fires.
 // Sessions and count windows are in window_session.go and window_count.go.
-type windowOp struct {
+type Operator struct {
 	vertex string
 	plan   *plan.Window
 	fn     windowFunc
@@ -72,8 +72,8 @@ type windowOp struct {
 	drops   []touchedSlot
 }
 
-func newWindowOp(vertex string, wp *plan.Window, lateCount *atomic.Int64, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *windowOp {
-	w := &windowOp{
+func newWindowOp(vertex string, wp *plan.Window, lateCount *atomic.Int64, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *Operator {
+	w := &Operator{
 		vertex: vertex, plan: wp, store: newWindowStore(), timers: watermark.NewTimerService(),
 		out: out, late: late, lateCount: lateCount, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
 		panes: map[int64][]*keyState{}, clock: operator.NowMillis,
@@ -101,7 +101,7 @@ func floorMod(a, b int64) int64 {
 }
 
 // domain is the clock the windows follow.
-func (w *windowOp) domain() abi.TimeDomain {
+func (w *Operator) domain() abi.TimeDomain {
 	if w.plan.Processing {
 		return abi.ProcessingTime
 	}
@@ -109,7 +109,7 @@ func (w *windowOp) domain() abi.TimeDomain {
 }
 
 // keyOf is the key a record is windowed by: none for window_all.
-func (w *windowOp) keyOf(rec *abi.Record) []byte {
+func (w *Operator) keyOf(rec *abi.Record) []byte {
 	if w.plan.All {
 		return nil
 	}
@@ -118,14 +118,14 @@ func (w *windowOp) keyOf(rec *abi.Record) []byte {
 
 // timeOf is the time a record is windowed at: its timestamp, or with time:
 // processing the clock (after the last firing, so never in a fired window).
-func (w *windowOp) timeOf(rec *abi.Record, now int64) int64 {
+func (w *Operator) timeOf(rec *abi.Record, now int64) int64 {
 	if w.plan.Processing {
 		return max(now, w.lastTick+1)
 	}
 	return rec.Timestamp
 }
 
-func (w *windowOp) Process(ctx context.Context, recs []abi.Record) error {
+func (w *Operator) Process(ctx context.Context, recs []abi.Record) error {
 	var err error
 	switch w.plan.Type {
 	case plan.WindowSession:
@@ -157,7 +157,7 @@ func (w *windowOp) Process(ctx context.Context, recs []abi.Record) error {
 
 // afterBatch finishes what a batch started: session timers, count window
 // firings.
-func (w *windowOp) afterBatch(ctx context.Context) error {
+func (w *Operator) afterBatch(ctx context.Context) error {
 	switch w.plan.Type {
 	case plan.WindowSession:
 		w.sessionTimers()
@@ -168,14 +168,14 @@ func (w *windowOp) afterBatch(ctx context.Context) error {
 }
 
 // tooLate handles a record too late for every window it belongs to.
-func (w *windowOp) tooLate(rec *abi.Record) {
+func (w *Operator) tooLate(rec *abi.Record) {
 	w.lateCount.Add(1)
 	if w.late != nil {
 		w.lateRecs = append(w.lateRecs, *rec)
 	}
 }
 
-func (w *windowOp) passLate(ctx context.Context) error {
+func (w *Operator) passLate(ctx context.Context) error {
 	if w.late == nil || len(w.lateRecs) == 0 {
 		return nil
 	}
@@ -183,7 +183,7 @@ func (w *windowOp) passLate(ctx context.Context) error {
 }
 
 // processPanes adds records to the panes of tumbling and sliding windows.
-func (w *windowOp) processPanes(ctx context.Context, recs []abi.Record) error {
+func (w *Operator) processPanes(ctx context.Context, recs []abi.Record) error {
 	wp := w.plan
 	now := w.clock()
 	for i := range recs {
@@ -226,7 +226,7 @@ func (w *windowOp) processPanes(ctx context.Context, recs []abi.Record) error {
 
 // refirePanes adds a record late within the allowed lateness and emits
 // every window of it that has already fired again, with the record in it.
-func (w *windowOp) refirePanes(ctx context.Context, ks *keyState, s *slot, rec *abi.Record, t, lastStart int64) error {
+func (w *Operator) refirePanes(ctx context.Context, ks *keyState, s *slot, rec *abi.Record, t, lastStart int64) error {
 	wp := w.plan
 	if err := w.fn.flush(ctx); err != nil {
 		return err
@@ -253,7 +253,7 @@ func (w *windowOp) refirePanes(ctx context.Context, ks *keyState, s *slot, rec *
 
 // indexPane notes that ks holds pane ps; the first key of a pane registers
 // the timers of the windows it belongs to and of its cleanup.
-func (w *windowOp) indexPane(ps int64, ks *keyState) {
+func (w *Operator) indexPane(ps int64, ks *keyState) {
 	keys, ok := w.panes[ps]
 	if !ok {
 		if n := len(w.freeLists); n > 0 {
@@ -264,7 +264,7 @@ func (w *windowOp) indexPane(ps int64, ks *keyState) {
 	w.panes[ps] = append(keys, ks)
 }
 
-func (w *windowOp) registerPane(ps int64) {
+func (w *Operator) registerPane(ps int64) {
 	wp := w.plan
 	d := w.domain()
 	lastStart := ps - floorMod(ps-wp.Offset, wp.Slide)
@@ -282,7 +282,7 @@ func (w *windowOp) registerPane(ps int64) {
 }
 
 // namespace encodes a timer's namespace into w.ns.
-func (w *windowOp) namespace(what byte, t int64) []byte {
+func (w *Operator) namespace(what byte, t int64) []byte {
 	w.ns[0] = what
 	binary.BigEndian.PutUint64(w.ns[1:], uint64(t)^1<<63)
 	return w.ns[:]
@@ -291,7 +291,7 @@ func (w *windowOp) namespace(what byte, t int64) []byte {
 func namespaceTime(ns []byte) int64 { return int64(binary.BigEndian.Uint64(ns[1:]) ^ 1<<63) }
 
 // paneFiring is key ks's window [start, end): its panes in the window.
-func (w *windowOp) paneFiring(ks *keyState, start, end int64) firing {
+func (w *Operator) paneFiring(ks *keyState, start, end int64) firing {
 	from := len(w.slotBuf)
 	for _, s := range ks.slots {
 		if s.start >= start && s.start < end {
@@ -303,7 +303,7 @@ func (w *windowOp) paneFiring(ks *keyState, start, end int64) firing {
 
 // onTimer collects what a timer makes due: a window end of every key with
 // panes in it, a pane to drop, or a session to fire or drop.
-func (w *windowOp) onTimer(tm watermark.Timer) error {
+func (w *Operator) onTimer(tm watermark.Timer) error {
 	t := namespaceTime(tm.Namespace)
 	switch {
 	case w.plan.Type == plan.WindowSession:
@@ -326,7 +326,7 @@ func (w *windowOp) onTimer(tm watermark.Timer) error {
 
 // fireTimers fires every timer of the domain up to upTo: the windows due,
 // in one batch, and then the drops.
-func (w *windowOp) fireTimers(ctx context.Context, d abi.TimeDomain, upTo int64) error {
+func (w *Operator) fireTimers(ctx context.Context, d abi.TimeDomain, upTo int64) error {
 	w.fs, w.slotBuf, w.cleans = w.fs[:0], w.slotBuf[:0], w.cleans[:0]
 	if err := w.timers.Advance(d, upTo, w.onTimer); err != nil {
 		return err
@@ -349,7 +349,7 @@ func (w *windowOp) fireTimers(ctx context.Context, d abi.TimeDomain, upTo int64)
 }
 
 // fireAll emits the collected firings.
-func (w *windowOp) fireAll(ctx context.Context) error {
+func (w *Operator) fireAll(ctx context.Context) error {
 	if len(w.fs) == 0 {
 		return nil
 	}
@@ -360,7 +360,7 @@ func (w *windowOp) fireAll(ctx context.Context) error {
 }
 
 // dropPane releases pane ps of every key holding it.
-func (w *windowOp) dropPane(ps int64) {
+func (w *Operator) dropPane(ps int64) {
 	keys := w.panes[ps]
 	for _, ks := range keys {
 		if s := ks.slotAt(ps); s != nil {
@@ -376,7 +376,7 @@ func (w *windowOp) dropPane(ps int64) {
 	w.freeLists = append(w.freeLists, keys[:0])
 }
 
-func (w *windowOp) Advance(ctx context.Context, wm int64) error {
+func (w *Operator) Advance(ctx context.Context, wm int64) error {
 	if wm > w.wm {
 		w.wm = wm
 		var err error
@@ -400,7 +400,7 @@ func (w *windowOp) Advance(ctx context.Context, wm int64) error {
 	return w.out.Next.Advance(ctx, wm)
 }
 
-func (w *windowOp) Tick(ctx context.Context, now int64) error {
+func (w *Operator) Tick(ctx context.Context, now int64) error {
 	if w.plan.Processing && w.plan.Type != plan.WindowCount && now > w.lastTick {
 		w.lastTick = now
 		if err := w.fireTimers(ctx, abi.ProcessingTime, now); err != nil {
@@ -415,7 +415,7 @@ func (w *windowOp) Tick(ctx context.Context, now int64) error {
 	return w.out.Next.Tick(ctx, now)
 }
 
-func (w *windowOp) Finish(ctx context.Context) error {
+func (w *Operator) Finish(ctx context.Context) error {
 	if err := w.out.Flush(ctx); err != nil {
 		return err
 	}
@@ -427,7 +427,7 @@ func (w *windowOp) Finish(ctx context.Context) error {
 	return w.out.Next.Finish(ctx)
 }
 
-func (w *windowOp) Close(ctx context.Context) error {
+func (w *Operator) Close(ctx context.Context) error {
 	errs := []error{w.fn.close(ctx), w.out.Next.Close(ctx)}
 	if w.gapCall != nil {
 		errs = append(errs, w.gapCall.Guest.Close(ctx))

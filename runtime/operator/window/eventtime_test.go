@@ -1,12 +1,11 @@
-package runtime
+package window
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
-	"wasmstream.io/platform/host"
-	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
 )
@@ -21,7 +20,7 @@ func (c *fakeClock) read() int64 { return c.now }
 type sourceStep struct {
 	now   int64
 	split int
-	recs  windowStep
+	recs  optest.Step
 	tick  bool
 	end   bool
 }
@@ -32,17 +31,17 @@ type sourceStep struct {
 // up.
 func TestSourceWatermarksIdleSplit(t *testing.T) {
 	clock := &fakeClock{}
-	out := &tapeSink{}
+	out := &optest.Tape{}
 	w, _ := testWindow(&plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount}, nil, out, nil)
 	var idles []string
 	announce := func(_ context.Context, idle bool) error {
 		idles = append(idles, fmt.Sprintf("idle %v at %d", idle, clock.now))
-		out.lines = append(out.lines, fmt.Sprintf("idle %v", idle))
+		out.Lines = append(out.Lines, fmt.Sprintf("idle %v", idle))
 		return nil
 	}
-	g := newWMSource(wmBounded, 2, 0, 100, announce, w)
-	g.clock = clock.read
-	g.setSplits(2)
+	g := watermark.NewGenerator(watermark.Bounded, 2, 0, 100, announce, w)
+	g.Clock = clock.read
+	g.SetSplits(2)
 	steps := []sourceStep{
 		{now: 0, split: 0, recs: "k@3 a; k@15 b"},
 		{now: 50, tick: true},
@@ -63,14 +62,14 @@ func TestSourceWatermarksIdleSplit(t *testing.T) {
 		case st.tick:
 			err = g.Tick(ctx, st.now)
 		default:
-			g.split = st.split
-			err = st.recs.apply(ctx, g)
+			g.Split = st.split
+			err = st.recs.Apply(ctx, g)
 		}
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
-	checkLines(t, "output", out.lines, []string{
+	optest.CheckLines(t, "output", out.Lines, []string{
 		// Split 1 has no watermark and holds the minimum back until it is
 		// idle at 100; then split 0's 25-2-1 goes out.
 		`k@9 {"key":"k","window_start":0,"window_end":10,"value":1}`,
@@ -94,12 +93,12 @@ func TestSourceWatermarksIdleSplit(t *testing.T) {
 // follow it.
 func TestIngestionTime(t *testing.T) {
 	clock := &fakeClock{now: 1000}
-	out := &tapeSink{}
-	g := newWMSource(wmIngestion, 0, 50, 0, func(context.Context, bool) error { return nil }, out)
-	g.clock = clock.read
-	g.setSplits(1)
+	out := &optest.Tape{}
+	g := watermark.NewGenerator(watermark.Ingestion, 0, 50, 0, func(context.Context, bool) error { return nil }, out)
+	g.Clock = clock.read
+	g.SetSplits(1)
 	ctx := context.Background()
-	if err := windowStep("k@7 a; j@3 b").apply(ctx, g); err != nil {
+	if err := optest.Step("k@7 a; j@3 b").Apply(ctx, g); err != nil {
 		t.Fatal(err)
 	}
 	for _, now := range []int64{1010, 1020, 1070, 1100} {
@@ -108,22 +107,22 @@ func TestIngestionTime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checkLines(t, "output", out.lines, []string{"k@1000 a", "j@1000 b", "wm 1009", "wm 1069"})
+	optest.CheckLines(t, "output", out.Lines, []string{"k@1000 a", "j@1000 b", "wm 1009", "wm 1069"})
 }
 
 // TestProcessingTimeWindows assigns records by the clock and fires windows
 // on ticks; the end of input fires the rest.
 func TestProcessingTimeWindows(t *testing.T) {
 	clock := &fakeClock{}
-	out := &tapeSink{}
+	out := &optest.Tape{}
 	w, _ := testWindow(&plan.Window{Type: plan.WindowSliding, Size: 20, Slide: 10, Builtin: builtinCount, Processing: true}, nil, out, nil)
 	w.clock = clock.read
 	ctx := context.Background()
-	step := func(now int64, recs windowStep) {
+	step := func(now int64, recs optest.Step) {
 		t.Helper()
 		clock.now = now
 		if recs != "" {
-			if err := recs.apply(ctx, w); err != nil {
+			if err := recs.Apply(ctx, w); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -138,7 +137,7 @@ func TestProcessingTimeWindows(t *testing.T) {
 	if err := w.Advance(ctx, watermark.MaxWatermark); err != nil {
 		t.Fatal(err)
 	}
-	checkLines(t, "output", out.lines, []string{
+	optest.CheckLines(t, "output", out.Lines, []string{
 		// The tick at 9 fires [-10, 10) with what came at 3 and 9.
 		`a@9 {"key":"a","window_start":-10,"window_end":10,"value":2}`,
 		`b@9 {"key":"b","window_start":-10,"window_end":10,"value":1}`,
@@ -147,28 +146,4 @@ func TestProcessingTimeWindows(t *testing.T) {
 		// The end of input fires the window still open.
 		`a@29 {"key":"a","window_start":10,"window_end":30,"value":1}`, "wm max",
 	})
-}
-
-// TestPunctuatedWatermarks runs the heartbeat watermark function of
-// udfs/sessions in a source.
-func TestPunctuatedWatermarks(t *testing.T) {
-	mod := windowModule(t, "sessions")
-	out := &tapeSink{}
-	c := newCounters()
-	g := newWMSource(wmPunctuated, 0, 200, 0, func(context.Context, bool) error { return nil }, out)
-	g.setSplits(1)
-	fn := mod.Description.Lookup("heartbeat")
-	g.punct = &punctuator{module: mod.ID, function: "heartbeat", fn: fn, pool: mod.NewGuest(host.InstanceConfig{}), batchSize: 2,
-		policy: &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "src", Counts: &c.ErrorCounts}}
-	t.Cleanup(func() { _ = g.Close(context.Background()) })
-	steps := windowStep(`k@5 {"a":1}; k@9 {"heartbeat":true}; k@7 {"b":2}; k@20 {"heartbeat":false}; k@30 {"heartbeat":true}`)
-	if err := steps.apply(context.Background(), g); err != nil {
-		t.Fatal(err)
-	}
-	checkLines(t, "output", out.lines, []string{
-		`k@5 {"a":1}`, `k@9 {"heartbeat":true}`, "wm 9", `k@7 {"b":2}`, `k@20 {"heartbeat":false}`, `k@30 {"heartbeat":true}`, "wm 30",
-	})
-	if c.UDFErrors.Load() != 0 {
-		t.Fatal("udf errors")
-	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package window
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/internal/cputime"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 )
 
@@ -17,8 +19,8 @@ import (
 // perMs records per millisecond of event time, in batches of 1024 with a
 // watermark (the largest timestamp - 1) after each batch, into a sink that
 // counts. It reports records per CPU second of the process (GC included).
-func windowBench(b *testing.B, wp plan.Window, keys, perMs int, fn func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc) {
-	out := &countSink{}
+func windowBench(b *testing.B, wp plan.Window, keys, perMs int, fn func(w *Operator, out *operator.Out, policy *operator.ErrorPolicy) windowFunc) {
+	out := &optest.Count{}
 	c := newCounters()
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	wo := &operator.Out{Max: 1024, Next: out}
@@ -41,7 +43,7 @@ func windowBench(b *testing.B, wp plan.Window, keys, perMs int, fn func(w *windo
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPUNanos()
+	cpu := cputime.Process()
 	for n := 0; n < b.N; {
 		m := min(batch, b.N-n)
 		for j := 0; j < m; j++ {
@@ -57,7 +59,7 @@ func windowBench(b *testing.B, wp plan.Window, keys, perMs int, fn func(w *windo
 		}
 	}
 	b.StopTimer()
-	if used := processCPUNanos() - cpu; used > 0 {
+	if used := cputime.Process() - cpu; used > 0 {
 		b.ReportMetric(float64(b.N)/(float64(used)/1e9), "records/cpu-s")
 	}
 	_ = w.Close(ctx)
@@ -74,7 +76,7 @@ func BenchmarkWindowTumblingBuiltin(b *testing.B) {
 func BenchmarkWindowTumblingWasm(b *testing.B) {
 	for _, udf := range []string{"avg", "avg-c", "avg-rust"} {
 		b.Run(udf, func(b *testing.B) {
-			mod := windowModule(b, udf)
+			mod := optest.Module(b, udf)
 			windowBench(b, plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000}, 100_000, 100, udfWindowFuncGroups(b, mod, "count", 1024))
 		})
 	}

@@ -1,4 +1,4 @@
-package runtime
+package window
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // processCount adds records to their keys' count panes and collects the
 // windows they complete; fireCount emits them once the batch's records are
 // in their panes.
-func (w *windowOp) processCount(ctx context.Context, recs []abi.Record) error {
+func (w *Operator) processCount(ctx context.Context, recs []abi.Record) error {
 	wp := w.plan
 	pane := gcd(wp.Count, wp.CountSlide)
 	keep := int(wp.Count / pane)
@@ -70,7 +70,7 @@ func (w *windowOp) processCount(ctx context.Context, recs []abi.Record) error {
 
 // fireCount emits the completed windows, then releases the panes no window
 // needs any more.
-func (w *windowOp) fireCount(ctx context.Context) error {
+func (w *Operator) fireCount(ctx context.Context) error {
 	if err := w.fireAll(ctx); err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (w *windowOp) fireCount(ctx context.Context) error {
 
 // dropSlot takes s out of its key's panes now and releases it after the
 // batch's firings, which may still read it.
-func (w *windowOp) dropSlot(ks *keyState, s *slot) {
+func (w *Operator) dropSlot(ks *keyState, s *slot) {
 	ks.remove(s)
 	w.drops = append(w.drops, touchedSlot{ks: ks, s: s})
 }

@@ -1,4 +1,4 @@
-package runtime
+package window
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 	"wasmstream.io/platform/state"
@@ -18,7 +19,7 @@ import (
 // statefulWindow builds a window operator over function fn of the module
 // built from udfs/<module> (firings or one of its twins in other languages)
 // with per-window state in backend, owning subtask i of p's key groups.
-func statefulWindow(t *testing.T, backend string, wp plan.Window, module, fn string, p, i int, out *tapeSink) *windowOp {
+func statefulWindow(t *testing.T, backend string, wp plan.Window, module, fn string, p, i int, out *optest.Tape) *Operator {
 	t.Helper()
 	wp.States = true
 	w, _ := testWindow(&wp, windowStateFunc(t, backend, &wp, module, fn, p, i, 3), out, nil)
@@ -29,10 +30,10 @@ func statefulWindow(t *testing.T, backend string, wp plan.Window, module, fn str
 // windowStateFunc makes the window function of function fn of udfs/<module>
 // with per-window state in backend, for subtask i of p, with at most
 // maxGroups groups per call. Closing the operator closes the state.
-func windowStateFunc(tb testing.TB, backend string, wp *plan.Window, module, fn string, p, i, maxGroups int) func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
+func windowStateFunc(tb testing.TB, backend string, wp *plan.Window, module, fn string, p, i, maxGroups int) func(w *Operator, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 	tb.Helper()
-	mod := windowModule(tb, module)
-	descs, err := stateDescriptors(mod.Description, nil)
+	mod := optest.Module(tb, module)
+	descs, err := operator.StateDescriptors(mod.Description, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func windowStateFunc(tb testing.TB, backend string, wp *plan.Window, module, fn 
 		tb.Fatal(err)
 	}
 	st := newWindowState(keyed, len(descs), wp)
-	return func(w *windowOp, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
+	return func(w *Operator, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
 		f := udfWindowFuncGroups(tb, mod, fn, maxGroups)(w, out, policy).(*udfProcessFunc)
 		f.state, f.call.State, f.call.Call.Env, w.state = st, st, &st.env, st
 		return f
@@ -54,7 +55,7 @@ func windowStateFunc(tb testing.TB, backend string, wp *plan.Window, module, fn 
 
 // stateCounts are the state entries and cleanup timers the operator's state
 // holds, as a snapshot of it writes them.
-func stateCounts(t *testing.T, w *windowOp) (entries, timers int64) {
+func stateCounts(t *testing.T, w *Operator) (entries, timers int64) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := w.state.snapshot(ctx)
@@ -70,7 +71,7 @@ func stateCounts(t *testing.T, w *windowOp) (entries, timers int64) {
 }
 
 // firedState reads the state "fired" of key in window [start, end).
-func firedState(t *testing.T, w *windowOp, key string, start, end int64) (int, bool) {
+func firedState(t *testing.T, w *Operator, key string, start, end int64) (int, bool) {
 	t.Helper()
 	k := w.state.keyed
 	if err := k.SetKey([]byte(key)); err != nil {
@@ -97,9 +98,9 @@ func TestWindowStateFirings(t *testing.T) {
 	tests := []struct {
 		name   string
 		plan   plan.Window
-		steps  []windowStep
+		steps  []optest.Step
 		want   []string
-		before windowStep
+		before optest.Step
 		// gone are the windows whose state must be gone at the end, kept
 		// those whose state must be there, with its count.
 		gone []string
@@ -108,7 +109,7 @@ func TestWindowStateFirings(t *testing.T) {
 		{
 			name: "tumbling with allowed lateness",
 			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Lateness: 5},
-			steps: []windowStep{
+			steps: []optest.Step{
 				"a@1 x; a@3 x; b@4 x; a@12 x", "wm 9", "a@5 x", "a@7 x; b@8 x", "wm 14", "a@6 x", "wm 19",
 			},
 			want: []string{
@@ -123,7 +124,7 @@ func TestWindowStateFirings(t *testing.T) {
 		{
 			name: "sliding windows each count their own firings",
 			plan: plan.Window{Type: plan.WindowSliding, Size: 20, Slide: 10, Lateness: 10},
-			steps: []windowStep{
+			steps: []optest.Step{
 				"a@5 x; a@15 x", "wm 19", "a@16 x", "wm 29",
 			},
 			want: []string{
@@ -139,10 +140,10 @@ func TestWindowStateFirings(t *testing.T) {
 		for _, backend := range backends {
 			for _, tt := range tests {
 				t.Run(module+"/"+backend+"/"+tt.name, func(t *testing.T) {
-					out := &tapeSink{}
+					out := &optest.Tape{}
 					w := statefulWindow(t, backend, tt.plan, module, "count", 1, 0, out)
-					runWindow(t, w, tt.steps)
-					checkLines(t, "output", out.lines, tt.want)
+					optest.Run(t, w, tt.steps)
+					optest.CheckLines(t, "output", out.Lines, tt.want)
 					for _, win := range tt.gone {
 						var key string
 						var start, end int64
@@ -162,7 +163,7 @@ func TestWindowStateFirings(t *testing.T) {
 					if entries, timers := stateCounts(t, w); entries != int64(len(tt.kept)) || timers != int64(len(tt.kept)) {
 						t.Errorf("state holds %d entries and %d cleanup timers, want %d of each", entries, timers, len(tt.kept))
 					}
-					runWindow(t, w, []windowStep{"wm max"})
+					optest.Run(t, w, []optest.Step{"wm max"})
 					if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {
 						t.Errorf("at the end of input the state holds %d entries and %d cleanup timers, want none", entries, timers)
 					}
@@ -179,19 +180,19 @@ var firingsModules = []string{"firings", "firings-rust", "firings-c", "firings-a
 // Processing-time windows drop their state when they fire: there is no
 // lateness.
 func TestWindowStateProcessingTime(t *testing.T) {
-	out := &tapeSink{}
+	out := &optest.Tape{}
 	w := statefulWindow(t, state.BackendMemory, plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Processing: true}, "firings", "count", 1, 0, out)
 	now := int64(3)
 	w.clock = func() int64 { return now }
 	ctx := context.Background()
-	runWindow(t, w, []windowStep{"a@0 x; b@0 x"})
+	optest.Run(t, w, []optest.Step{"a@0 x; b@0 x"})
 	if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {
 		t.Fatalf("before the firing: %d entries, %d timers", entries, timers)
 	}
 	if err := w.Tick(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
-	checkLines(t, "output", out.lines, []string{"a@9 a [0,10) firing 1: 1 records", "b@9 b [0,10) firing 1: 1 records"})
+	optest.CheckLines(t, "output", out.Lines, []string{"a@9 a [0,10) firing 1: 1 records", "b@9 b [0,10) firing 1: 1 records"})
 	if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {
 		t.Fatalf("after the firing: %d entries, %d timers, want none", entries, timers)
 	}
@@ -206,10 +207,10 @@ func TestWindowStateRefusesTimers(t *testing.T) {
 	for _, module := range []string{"firings", "firings-c", "firings-as"} {
 		for _, mode := range []string{operator.OnErrorFail, operator.OnErrorSkip} {
 			t.Run(module+"/"+mode, func(t *testing.T) {
-				w := statefulWindow(t, state.BackendMemory, plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10}, module, "rearm", 1, 0, &tapeSink{})
+				w := statefulWindow(t, state.BackendMemory, plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10}, module, "rearm", 1, 0, &optest.Tape{})
 				w.policy.Mode = mode
-				runWindow(t, w, []windowStep{"a@1 x"})
-				err := windowStep("wm 9").apply(context.Background(), w)
+				optest.Run(t, w, []optest.Step{"a@1 x"})
+				err := optest.Step("wm 9").Apply(context.Background(), w)
 				if err == nil {
 					t.Fatal("a timer call from a window_process function passed")
 				}
@@ -237,8 +238,8 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 	plan := plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Lateness: 100}
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
-			before := statefulWindow(t, backend, plan, "firings", "count", 1, 0, &tapeSink{})
-			runWindow(t, before, []windowStep{windowStep(strings.Join(recs, "; ")), "wm 9"})
+			before := statefulWindow(t, backend, plan, "firings", "count", 1, 0, &optest.Tape{})
+			optest.Run(t, before, []optest.Step{optest.Step(strings.Join(recs, "; ")), "wm 9"})
 			blob, err := before.Snapshot(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -251,7 +252,7 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 			for _, p := range []int{1, 3} {
 				got := 0
 				for i := 0; i < p; i++ {
-					out := &tapeSink{}
+					out := &optest.Tape{}
 					w := statefulWindow(t, backend, plan, "firings", "count", p, i, out)
 					if err := w.Restore(ctx, []io.Reader{bytes.NewReader(buf.Bytes())}, 128, state.RangeOf(128, p, i)); err != nil {
 						t.Fatal(err)
@@ -265,18 +266,18 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 					if len(mine) == 0 {
 						continue
 					}
-					runWindow(t, w, []windowStep{windowStep(strings.Join(mine, "; "))})
-					for _, line := range out.lines {
+					optest.Run(t, w, []optest.Step{optest.Step(strings.Join(mine, "; "))})
+					for _, line := range out.Lines {
 						key, _, _ := strings.Cut(line, "@")
 						if want := fmt.Sprintf("%s@9 %s [0,10) firing 2: 2 records", key, key); line != want {
 							t.Errorf("parallelism %d subtask %d: %q, want %q", p, i, line, want)
 						}
 					}
-					got += len(out.lines)
+					got += len(out.Lines)
 					if entries, timers := stateCounts(t, w); entries != int64(len(mine)) || timers != int64(len(mine)) {
 						t.Errorf("parallelism %d subtask %d restored %d entries and %d cleanup timers, want %d", p, i, entries, timers, len(mine))
 					}
-					runWindow(t, w, []windowStep{"wm 109"})
+					optest.Run(t, w, []optest.Step{"wm 109"})
 					if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {
 						t.Errorf("parallelism %d subtask %d: %d entries and %d cleanup timers after the window was dropped", p, i, entries, timers)
 					}
@@ -292,7 +293,7 @@ func TestWindowStateSnapshotRescales(t *testing.T) {
 // Per-window state is refused at submission where windows cannot keep it,
 // with a message naming the field; state_ttl must name declared states.
 func TestWindowStatePlan(t *testing.T) {
-	mod := windowModule(t, "firings")
+	mod := optest.Module(t, "firings")
 	tests := []struct {
 		name string
 		op   string
@@ -357,10 +358,10 @@ sinks: [{id: out, input: win, discard: true}]
 
 // window_all keeps per-window state too, under the empty key.
 func TestWindowStateWindowAll(t *testing.T) {
-	out := &tapeSink{}
+	out := &optest.Tape{}
 	w := statefulWindow(t, state.BackendMemory, plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Lateness: 5, All: true}, "firings", "count", 1, 0, out)
-	runWindow(t, w, []windowStep{"a@1 x; b@2 x", "wm 9", "c@3 x", "wm 14"})
-	checkLines(t, "output", out.lines, []string{"@9  [0,10) firing 1: 2 records", "wm 9", "@9  [0,10) firing 2: 3 records", "wm 14"})
+	optest.Run(t, w, []optest.Step{"a@1 x; b@2 x", "wm 9", "c@3 x", "wm 14"})
+	optest.CheckLines(t, "output", out.Lines, []string{"@9  [0,10) firing 1: 2 records", "wm 9", "@9  [0,10) firing 2: 3 records", "wm 14"})
 	if entries, timers := stateCounts(t, w); entries != 0 || timers != 0 {
 		t.Fatalf("after the window was dropped: %d entries, %d timers", entries, timers)
 	}

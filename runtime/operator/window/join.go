@@ -1,4 +1,4 @@
-package runtime
+package window
 
 import (
 	"context"
@@ -20,7 +20,7 @@ const joinEntryHead = 1 + 4
 // a join function with one two-sided group per key and window having
 // records on both sides, or a co_group function with one per key and window.
 type windowJoinFunc struct {
-	inputs *joinInputs
+	inputs *operator.Inputs
 	store  windowContents
 	out    *operator.Out
 	// call is the join or co_group function; nil for the built-in pairs.
@@ -39,7 +39,7 @@ type windowJoinFunc struct {
 func (f *windowJoinFunc) add(_ context.Context, _ *keyState, s *slot, rec *abi.Record) error {
 	s.n++
 	b := append(f.scratch[:0], 0, 0, 0, 0, 0)
-	if f.inputs.right {
+	if f.inputs.Right {
 		b[0] = 1
 	}
 	b = abi.AppendRecord(b, rec)

@@ -1,4 +1,4 @@
-package runtime
+package watermark
 
 import (
 	"bytes"
@@ -10,31 +10,43 @@ import (
 	"wasmstream.io/platform/abi"
 )
 
+// marks is an Output that writes down the watermarks reaching it.
+type marks struct{ lines []string }
+
+func (m *marks) Process(context.Context, []abi.Record) error { return nil }
+func (m *marks) Advance(_ context.Context, wm int64) error {
+	m.lines = append(m.lines, fmt.Sprintf("wm %d", wm))
+	return nil
+}
+func (m *marks) Tick(context.Context, int64) error { return nil }
+func (m *marks) Finish(context.Context) error      { return nil }
+func (m *marks) Close(context.Context) error       { return nil }
+
 // wmHarness is a watermark generator over named splits with a settable
 // clock, recording what it emits and announces.
 type wmHarness struct {
-	g         *wmSource
-	out       *tapeSink
+	g         *Generator
+	out       *marks
 	now       int64
 	announced []bool
 }
 
-func newWMHarness(mode wmMode, delay, interval, idleAfter int64, names ...string) *wmHarness {
-	h := &wmHarness{out: &tapeSink{}, now: 1000}
-	h.g = newWMSource(mode, delay, interval, idleAfter, func(_ context.Context, idle bool) error {
+func newWMHarness(mode Mode, delay, interval, idleAfter int64, names ...string) *wmHarness {
+	h := &wmHarness{out: &marks{}, now: 1000}
+	h.g = NewGenerator(mode, delay, interval, idleAfter, func(_ context.Context, idle bool) error {
 		h.announced = append(h.announced, idle)
 		return nil
 	}, h.out)
-	h.g.clock = func() int64 { return h.now }
-	h.g.setSplits(len(names))
-	h.g.names = names
+	h.g.Clock = func() int64 { return h.now }
+	h.g.SetSplits(len(names))
+	h.g.Names = names
 	return h
 }
 
 // feed processes records of split k at the given timestamps.
 func (h *wmHarness) feed(t *testing.T, k int, ts ...int64) {
 	t.Helper()
-	h.g.split = k
+	h.g.Split = k
 	recs := make([]abi.Record, len(ts))
 	for i := range ts {
 		recs[i] = abi.Record{Key: []byte("k"), Value: []byte("v"), Timestamp: ts[i]}
@@ -54,7 +66,7 @@ func (h *wmHarness) tick(t *testing.T, after int64) {
 
 // watermarks are the watermark lines the generator emitted.
 func (h *wmHarness) watermarks() []string {
-	return slices.DeleteFunc(slices.Clone(h.out.lines), func(l string) bool { return l[:3] != "wm " })
+	return slices.Clone(h.out.lines)
 }
 
 // TestWatermarkGeneratorRestore checkpoints generators and restores them
@@ -79,12 +91,12 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 		{
 			name: "bounded: the lowest split holds the watermark, not below it after",
 			before: func(t *testing.T) []snap {
-				h := newWMHarness(wmBounded, 10, 0, 0, "a", "b")
+				h := newWMHarness(Bounded, 10, 0, 0, "a", "b")
 				h.feed(t, 0, 100)
 				h.feed(t, 1, 50)
 				return []snap{{0, h}}
 			},
-			after: func() *wmHarness { return newWMHarness(wmBounded, 10, 0, 0, "a", "b") },
+			after: func() *wmHarness { return newWMHarness(Bounded, 10, 0, 0, "a", "b") },
 			p:     1,
 			then: func(t *testing.T, h *wmHarness) {
 				h.tick(t, 1)
@@ -96,13 +108,13 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 		{
 			name: "periodic bounded: the first periodic watermark is the restored one",
 			before: func(t *testing.T) []snap {
-				h := newWMHarness(wmBounded, 0, 200, 0, "a")
+				h := newWMHarness(Bounded, 0, 200, 0, "a")
 				h.feed(t, 0, 300)
 				h.tick(t, 1)
 				h.feed(t, 0, 400)
 				return []snap{{0, h}}
 			},
-			after: func() *wmHarness { return newWMHarness(wmBounded, 0, 200, 0, "a") },
+			after: func() *wmHarness { return newWMHarness(Bounded, 0, 200, 0, "a") },
 			p:     1,
 			then: func(t *testing.T, h *wmHarness) {
 				h.feed(t, 0, 350)
@@ -113,7 +125,7 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 		{
 			name: "an idle split stays idle until its next record",
 			before: func(t *testing.T) []snap {
-				h := newWMHarness(wmBounded, 0, 0, 100, "a", "b")
+				h := newWMHarness(Bounded, 0, 0, 100, "a", "b")
 				h.feed(t, 0, 500)
 				h.feed(t, 1, 200)
 				h.tick(t, 50)
@@ -121,7 +133,7 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 				h.tick(t, 60)
 				return []snap{{0, h}}
 			},
-			after: func() *wmHarness { return newWMHarness(wmBounded, 0, 0, 100, "a", "b") },
+			after: func() *wmHarness { return newWMHarness(Bounded, 0, 0, 100, "a", "b") },
 			p:     1,
 			then: func(t *testing.T, h *wmHarness) {
 				h.tick(t, 1)
@@ -132,12 +144,12 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 		{
 			name: "every split idle: the first tick announces the subtask idle",
 			before: func(t *testing.T) []snap {
-				h := newWMHarness(wmBounded, 0, 0, 100, "a")
+				h := newWMHarness(Bounded, 0, 0, 100, "a")
 				h.feed(t, 0, 500)
 				h.tick(t, 100)
 				return []snap{{0, h}}
 			},
-			after: func() *wmHarness { return newWMHarness(wmBounded, 0, 0, 100, "a") },
+			after: func() *wmHarness { return newWMHarness(Bounded, 0, 0, 100, "a") },
 			p:     1,
 			then: func(t *testing.T, h *wmHarness) {
 				h.tick(t, 1)
@@ -149,23 +161,23 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 		{
 			name: "punctuated: the function's last watermark per split",
 			before: func(t *testing.T) []snap {
-				h := newWMHarness(wmPunctuated, 0, 0, 0, "a", "b")
-				h.g.split = 0
-				if err := h.g.punctuation(context.Background(), 800); err != nil {
+				h := newWMHarness(Punctuated, 0, 0, 0, "a", "b")
+				h.g.Split = 0
+				if err := h.g.Punctuation(context.Background(), 800); err != nil {
 					t.Fatal(err)
 				}
-				h.g.split = 1
-				if err := h.g.punctuation(context.Background(), 700); err != nil {
+				h.g.Split = 1
+				if err := h.g.Punctuation(context.Background(), 700); err != nil {
 					t.Fatal(err)
 				}
 				return []snap{{0, h}}
 			},
-			after: func() *wmHarness { return newWMHarness(wmPunctuated, 0, 0, 0, "a", "b") },
+			after: func() *wmHarness { return newWMHarness(Punctuated, 0, 0, 0, "a", "b") },
 			p:     1,
 			then: func(t *testing.T, h *wmHarness) {
 				h.tick(t, 1)
-				h.g.split = 1
-				if err := h.g.punctuation(context.Background(), 650); err != nil {
+				h.g.Split = 1
+				if err := h.g.Punctuation(context.Background(), 650); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -174,13 +186,13 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 		{
 			name: "subject filters move between subtasks by name",
 			before: func(t *testing.T) []snap {
-				h := newWMHarness(wmBounded, 0, 0, 0, "s.0", "s.1", "s.2")
+				h := newWMHarness(Bounded, 0, 0, 0, "s.0", "s.1", "s.2")
 				h.feed(t, 0, 100)
 				h.feed(t, 1, 200)
 				h.feed(t, 2, 300)
 				return []snap{{0, h}}
 			},
-			after:   func() *wmHarness { return newWMHarness(wmBounded, 0, 0, 0, "s.1") },
+			after:   func() *wmHarness { return newWMHarness(Bounded, 0, 0, 0, "s.1") },
 			subtask: 1, p: 2,
 			then: func(t *testing.T, h *wmHarness) { h.tick(t, 1) },
 			want: []string{"wm 199"},
@@ -188,13 +200,13 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 		{
 			name: "an unnamed split at the same parallelism is the subtask's own",
 			before: func(t *testing.T) []snap {
-				h0 := newWMHarness(wmBounded, 0, 0, 0, "")
+				h0 := newWMHarness(Bounded, 0, 0, 0, "")
 				h0.feed(t, 0, 100)
-				h1 := newWMHarness(wmBounded, 0, 0, 0, "")
+				h1 := newWMHarness(Bounded, 0, 0, 0, "")
 				h1.feed(t, 0, 200)
 				return []snap{{0, h0}, {1, h1}}
 			},
-			after:   func() *wmHarness { return newWMHarness(wmBounded, 0, 0, 0, "") },
+			after:   func() *wmHarness { return newWMHarness(Bounded, 0, 0, 0, "") },
 			subtask: 1, p: 2,
 			then: func(t *testing.T, h *wmHarness) { h.tick(t, 1) },
 			want: []string{"wm 199"},
@@ -202,13 +214,13 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 		{
 			name: "an unnamed split at another parallelism takes the lowest",
 			before: func(t *testing.T) []snap {
-				h0 := newWMHarness(wmBounded, 0, 0, 0, "")
+				h0 := newWMHarness(Bounded, 0, 0, 0, "")
 				h0.feed(t, 0, 100)
-				h1 := newWMHarness(wmBounded, 0, 0, 0, "")
+				h1 := newWMHarness(Bounded, 0, 0, 0, "")
 				h1.feed(t, 0, 200)
 				return []snap{{0, h0}, {1, h1}}
 			},
-			after:   func() *wmHarness { return newWMHarness(wmBounded, 0, 0, 0, "") },
+			after:   func() *wmHarness { return newWMHarness(Bounded, 0, 0, 0, "") },
 			subtask: 2, p: 3,
 			then: func(t *testing.T, h *wmHarness) { h.tick(t, 1) },
 			want: []string{"wm 99"},
@@ -216,11 +228,11 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			snaps := map[int][]wmSplitState{}
+			snaps := map[int][]SplitState{}
 			checkpointed := int64(abi.NoWatermark)
 			before := tc.before(t)
 			for _, s := range before {
-				states, err := decodeWMSnapshot(s.h.g.encode())
+				states, err := DecodeSnapshot(s.h.g.Encode())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -230,10 +242,12 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 				}
 			}
 			h := tc.after()
-			h.g.restore(tc.subtask, tc.p, snaps)
+			h.g.Restore(tc.subtask, tc.p, snaps)
 			tc.then(t, h)
 			got := h.watermarks()
-			checkLines(t, "watermarks", got, tc.want)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("watermarks %q, want %q", got, tc.want)
+			}
 			if len(got) > 0 {
 				var first int64
 				fmt.Sscanf(got[0], "wm %d", &first)
@@ -249,7 +263,7 @@ func TestWatermarkGeneratorRestore(t *testing.T) {
 }
 
 func TestWatermarkSnapshotDecodeErrors(t *testing.T) {
-	good := newWMHarness(wmBounded, 0, 0, 0, "a").g.encode()
+	good := newWMHarness(Bounded, 0, 0, 0, "a").g.Encode()
 	badIdle := slices.Clone(good)
 	badIdle[len(badIdle)-1] = 2
 	tests := []struct {
@@ -265,7 +279,7 @@ func TestWatermarkSnapshotDecodeErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := decodeWMSnapshot(tc.data)
+			_, err := DecodeSnapshot(tc.data)
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("err = %v, want %s", err, tc.want)
 			}
@@ -276,27 +290,27 @@ func TestWatermarkSnapshotDecodeErrors(t *testing.T) {
 // FuzzWatermarkSnapshot decodes arbitrary bytes: the decoder never panics,
 // and what it accepts encodes again to the same bytes.
 func FuzzWatermarkSnapshot(f *testing.F) {
-	h := newWMHarness(wmBounded, 5, 0, 10, "a", "b.c")
-	h.g.split = 0
+	h := newWMHarness(Bounded, 5, 0, 10, "a", "b.c")
+	h.g.Split = 0
 	if err := h.g.Process(context.Background(), []abi.Record{{Timestamp: 42}}); err != nil {
 		f.Fatal(err)
 	}
 	if err := h.g.Tick(context.Background(), h.now+10); err != nil {
 		f.Fatal(err)
 	}
-	f.Add(h.g.encode())
+	f.Add(h.g.Encode())
 	f.Add([]byte("WSWG\x01\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		states, err := decodeWMSnapshot(data)
+		states, err := DecodeSnapshot(data)
 		if err != nil {
 			return
 		}
-		g := &wmSource{}
+		g := &Generator{}
 		for _, s := range states {
-			g.names = append(g.names, s.name)
-			g.splits = append(g.splits, splitTime{maxTs: s.maxTs, punctWM: s.punctWM, idle: s.idle})
+			g.Names = append(g.Names, s.Name)
+			g.splits = append(g.splits, splitTime{maxTs: s.MaxTs, punctWM: s.PunctWM, idle: s.Idle})
 		}
-		if again := g.encode(); !bytes.Equal(again, data) {
+		if again := g.Encode(); !bytes.Equal(again, data) {
 			t.Fatalf("re-encoded %x, decoded from %x", again, data)
 		}
 	})

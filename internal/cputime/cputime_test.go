@@ -1,0 +1,17 @@
+package cputime
+
+import "testing"
+
+func TestProcessGrowsWithWork(t *testing.T) {
+	before := Process()
+	if before <= 0 {
+		t.Skip("CPU time is not measured on this system")
+	}
+	x := 0
+	for i := 0; i < 50_000_000; i++ {
+		x ^= i * 31
+	}
+	if after := Process(); after <= before {
+		t.Fatalf("CPU time went from %d to %d over a busy loop (%d)", before, after, x)
+	}
+}
