@@ -63,17 +63,22 @@ func (t Token) who() string {
 }
 
 // ValidateTokens checks a token list: every token has a secret and a scope,
-// and no secret appears twice.
+// and no secret appears twice. Errors name a token by its Name, or by its
+// place in the list.
 func ValidateTokens(tokens []Token) error {
 	seen := map[string]bool{}
 	for i, t := range tokens {
+		name := t.Name
+		if name == "" {
+			name = fmt.Sprintf("#%d", i)
+		}
 		switch {
 		case t.Secret == "":
-			return fmt.Errorf("token %d (%s): empty token", i, t.who())
+			return fmt.Errorf("token %s: empty token", name)
 		case scopeNames[t.Scope] == "":
-			return fmt.Errorf("token %d (%s): no scope", i, t.who())
+			return fmt.Errorf("token %s: no scope", name)
 		case seen[t.Secret]:
-			return fmt.Errorf("token %d (%s): the same token is listed twice", i, t.who())
+			return fmt.Errorf("token %s: the same token as an earlier one", name)
 		}
 		seen[t.Secret] = true
 	}

@@ -175,9 +175,9 @@ func TestValidateTokens(t *testing.T) {
 		want   string
 	}{
 		{[]Token{{Secret: "a", Scope: ScopeRead}, {Secret: "b", Scope: ScopeAdmin}}, ""},
-		{[]Token{{Name: "ci", Scope: ScopeRead}}, "token 0 (ci): empty token"},
-		{[]Token{{Secret: "a"}}, "token 0 (Scope(0)): no scope"},
-		{[]Token{{Secret: "a", Scope: ScopeRead}, {Secret: "a", Scope: ScopeAdmin}}, "token 1 (admin): the same token is listed twice"},
+		{[]Token{{Name: "ci", Scope: ScopeRead}}, "token ci: empty token"},
+		{[]Token{{Secret: "a"}}, "token #0: no scope"},
+		{[]Token{{Secret: "a", Scope: ScopeRead}, {Secret: "a", Scope: ScopeAdmin}}, "token #1: the same token as an earlier one"},
 	} {
 		got := ""
 		if err := ValidateTokens(tc.tokens); err != nil {

@@ -53,6 +53,15 @@ type apiLimits struct {
 	UploadTimeout        time.Duration
 }
 
+// apiTokens are every token the API takes: api.token (an admin token the
+// audit log calls api.token) and api.tokens.
+func (c config) apiTokens() []api.Token {
+	if c.Token == "" {
+		return c.Tokens
+	}
+	return append([]api.Token{{Name: "api.token", Secret: c.Token, Scope: api.ScopeAdmin}}, c.Tokens...)
+}
+
 // clusterMode says whether this process shares its NATS with other
 // platform processes. There is no cluster mode yet; once there is, the
 // platform's NATS must always require credentials, whatever api.token says.
@@ -141,11 +150,7 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 		if c.Tokens, err = tokensOf(v); err != nil {
 			return config{}, err
 		}
-		all := c.Tokens
-		if c.Token != "" {
-			all = append([]api.Token{{Name: "api.token", Secret: c.Token, Scope: api.ScopeAdmin}}, all...)
-		}
-		if err := api.ValidateTokens(all); err != nil {
+		if err := api.ValidateTokens(c.apiTokens()); err != nil {
 			return config{}, fmt.Errorf("api.tokens: %w", err)
 		}
 		if err := c.Limits.check(); err != nil {

@@ -125,7 +125,7 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 		return s, fmt.Errorf("http.addr: %w", err)
 	}
 	handler := api.New(api.Config{
-		Modules: s.manager, Jobs: s.manager, Checkpoints: s.manager, Token: cfg.Token, Tokens: cfg.Tokens,
+		Modules: s.manager, Jobs: s.manager, Checkpoints: s.manager, Tokens: cfg.apiTokens(),
 		Logger:               log.With("component", "api"),
 		MaxConcurrentUploads: cfg.Limits.MaxConcurrentUploads,
 		UploadBytesInFlight:  cfg.Limits.UploadBytesInFlight,
