@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -47,12 +48,37 @@ type Config struct {
 	// Checkpoints serves checkpoints and savepoints (and from_savepoint);
 	// nil leaves those routes out.
 	Checkpoints Checkpoints
-	// Token, when set, is the bearer token every /v1 request must carry.
+	// Token, when set, is a bearer token of scope admin.
 	Token string
+	// Tokens are further bearer tokens, each with its scope. With Token or
+	// Tokens set every /v1 request must carry one whose scope covers it;
+	// with neither there is no authentication. ValidateTokens must accept
+	// them.
+	Tokens []Token
 	// MaxModuleSize bounds an uploaded module; 0 means DefaultMaxModuleSize.
 	MaxModuleSize int64
 	// MaxSpecSize bounds a submitted job spec; 0 means DefaultMaxSpecSize.
 	MaxSpecSize int64
+	// MaxConcurrentUploads bounds the module uploads in progress;
+	// UploadBytesInFlight the bytes their bodies hold together (an upload
+	// without Content-Length counts as MaxModuleSize until it is read).
+	// Beyond them an upload is answered 503 too-many-uploads with
+	// Retry-After. 0 means DefaultMaxConcurrentUploads and
+	// DefaultUploadBytesInFlight.
+	MaxConcurrentUploads int
+	UploadBytesInFlight  int64
+	// ReadTimeout bounds the time a request body takes to arrive, and
+	// UploadReadTimeout that of a module upload; a body still arriving
+	// then is answered 408. 0 means DefaultReadTimeout and
+	// DefaultUploadReadTimeout.
+	ReadTimeout       time.Duration
+	UploadReadTimeout time.Duration
+	// RequestTimeout is the deadline of every request, and UploadTimeout
+	// that of a module upload (reading and compiling it); a request still
+	// being worked on then is answered 503 request-timeout. 0 means
+	// DefaultRequestTimeout and DefaultUploadTimeout.
+	RequestTimeout time.Duration
+	UploadTimeout  time.Duration
 	// Logger receives one line per request and the internal errors; nil
 	// means slog.Default().
 	Logger *slog.Logger
@@ -70,13 +96,25 @@ type server struct {
 	maxSpec     int64
 	log         *slog.Logger
 	ready       func() error
+	auth        *authenticator
+	uploads     *uploadLimiter
+
+	readTimeout, uploadReadTimeout time.Duration
+	requestTimeout, uploadTimeout  time.Duration
 }
 
 // New returns the control plane's handler. It panics when Modules or Jobs is
-// nil, which is a wiring mistake.
+// nil or a token is invalid, which are wiring mistakes.
 func New(cfg Config) http.Handler {
 	if cfg.Modules == nil || cfg.Jobs == nil {
 		panic("api: Config.Modules and Config.Jobs are required")
+	}
+	tokens := cfg.Tokens
+	if cfg.Token != "" {
+		tokens = append([]Token{{Secret: cfg.Token, Scope: ScopeAdmin}}, tokens...)
+	}
+	if err := ValidateTokens(tokens); err != nil {
+		panic("api: " + err.Error())
 	}
 	s := &server{
 		modules:     cfg.Modules,
@@ -86,6 +124,15 @@ func New(cfg Config) http.Handler {
 		maxSpec:     cfg.MaxSpecSize,
 		log:         cfg.Logger,
 		ready:       cfg.Ready,
+		auth:        newAuthenticator(tokens),
+		uploads: &uploadLimiter{
+			maxCount: orDefault(cfg.MaxConcurrentUploads, DefaultMaxConcurrentUploads),
+			maxBytes: orDefault(cfg.UploadBytesInFlight, DefaultUploadBytesInFlight),
+		},
+		readTimeout:       orDefault(cfg.ReadTimeout, DefaultReadTimeout),
+		uploadReadTimeout: orDefault(cfg.UploadReadTimeout, DefaultUploadReadTimeout),
+		requestTimeout:    orDefault(cfg.RequestTimeout, DefaultRequestTimeout),
+		uploadTimeout:     orDefault(cfg.UploadTimeout, DefaultUploadTimeout),
 	}
 	if s.maxModule <= 0 {
 		s.maxModule = DefaultMaxModuleSize
@@ -93,6 +140,8 @@ func New(cfg Config) http.Handler {
 	if s.maxSpec <= 0 {
 		s.maxSpec = DefaultMaxSpecSize
 	}
+	// A module larger than all uploads may hold could never be taken.
+	s.maxModule = min(s.maxModule, s.uploads.maxBytes)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -118,5 +167,16 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("GET /{$}", ui)
 	mux.Handle("GET /ui/", uiAssets)
 
-	return s.observe(authorize(cfg.Token, routeProblems(mux)))
+	// Outermost first: the request id and log line; the route, which the
+	// rest depend on; the body's read deadline, set before anything reads;
+	// authentication, scopes and the audit log; the request's deadline.
+	return s.observe(withRoute(mux, s.bodyDeadline(s.guard(s.withTimeout(routeProblems(mux))))))
+}
+
+// orDefault is v, or def when v is not positive.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }

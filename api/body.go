@@ -54,6 +54,9 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) 
 	case errors.As(err, &tooBig):
 		tooLarge(w, limit, what)
 		return nil, false
+	case isTimeout(err):
+		bodyTimedOut(w, what)
+		return nil, false
 	case err != nil:
 		writeProblem(w, invalidRequest.problem("read the "+what+": "+err.Error()))
 		return nil, false

@@ -19,6 +19,10 @@ const (
 	jobFinished
 	noCheckpoints
 	unauthenticated
+	insufficientScope
+	tooManyUploads
+	requestTimeout
+	bodyTimeout
 	noRoute
 	methodNotAllowed
 	bodyTooLarge
@@ -50,7 +54,11 @@ var catalogue = [numKinds]kindInfo{
 	moduleInUse:          {problemBase + "module-in-use", "Module in use", http.StatusConflict},
 	jobFinished:          {problemBase + "job-finished", "Job already finished", http.StatusConflict},
 	noCheckpoints:        {problemBase + "no-checkpoints", "Job takes no checkpoints", http.StatusConflict},
+	insufficientScope:    {problemBase + "insufficient-scope", "Insufficient scope", http.StatusForbidden},
+	tooManyUploads:       {problemBase + "too-many-uploads", "Too many uploads", http.StatusServiceUnavailable},
+	requestTimeout:       {problemBase + "request-timeout", "Request timed out", http.StatusServiceUnavailable},
 	unauthenticated:      blank(http.StatusUnauthorized),
+	bodyTimeout:          blank(http.StatusRequestTimeout),
 	noRoute:              blank(http.StatusNotFound),
 	methodNotAllowed:     blank(http.StatusMethodNotAllowed),
 	bodyTooLarge:         blank(http.StatusRequestEntityTooLarge),

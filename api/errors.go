@@ -40,6 +40,10 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeProblem(w, moduleInUse.problem(err.Error()))
 	case errors.Is(err, runtime.ErrFinished):
 		writeProblem(w, jobFinished.problem(err.Error()))
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		// The request's deadline passed (or its client left) while the
+		// platform worked on it.
+		timedOut(w, r, r.Context().Err())
 	default:
 		s.internal(w, r, "error", err)
 	}

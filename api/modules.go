@@ -13,7 +13,23 @@ func (s *server) uploadModule(w http.ResponseWriter, r *http.Request) {
 	if !mediaTypeOK(w, r, "application/wasm", "application/octet-stream") {
 		return
 	}
-	wasm, ok := readBody(w, r, s.maxModule, "module")
+	// A body whose length is unknown may be as large as the limit.
+	limit := s.maxModule
+	if r.ContentLength > limit {
+		tooLarge(w, limit, "module")
+		return
+	}
+	reserved := limit
+	if r.ContentLength >= 0 {
+		reserved = r.ContentLength
+	}
+	if why, ok := s.uploads.acquire(reserved); !ok {
+		busy(w, why)
+		return
+	}
+	wasm, ok := readBody(w, r, limit, "module")
+	s.uploads.shrink(reserved, int64(len(wasm)))
+	defer s.uploads.release(int64(len(wasm)))
 	if !ok {
 		return
 	}

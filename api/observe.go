@@ -31,14 +31,18 @@ func (s *server) observe(next http.Handler) http.Handler {
 				panic(v)
 			}
 			if v != nil {
+				stack := debug.Stack()
+				if hp, ok := v.(handlerPanic); ok {
+					v, stack = hp.value, hp.stack
+				}
 				if sw.status != 0 {
 					// Part of the response is out: abort it rather than
 					// let it look complete.
 					s.log.ErrorContext(r.Context(), "panic after the response began",
-						"request_id", id, "panic", v, "stack", string(debug.Stack()))
+						"request_id", id, "panic", v, "stack", string(stack))
 					panic(http.ErrAbortHandler)
 				}
-				s.internal(sw, r, "panic", v, "stack", string(debug.Stack()))
+				s.internal(sw, r, "panic", v, "stack", string(stack))
 			}
 			s.log.InfoContext(r.Context(), "request", "request_id", id,
 				"method", r.Method, "path", r.URL.Path, "status", sw.status,

@@ -24,9 +24,10 @@ const (
 
 // Connect dials url, reconnecting forever after the first connection is made,
 // and returns the connection and a JetStream context on it. The dial is
-// bounded by ctx's deadline (5 s without one). The caller closes the
+// bounded by ctx's deadline (5 s without one). opts come after the defaults:
+// credentials and TLS (ClientAuth.Options). The caller closes the
 // connection.
-func Connect(ctx context.Context, url, name string) (*nats.Conn, jetstream.JetStream, error) {
+func Connect(ctx context.Context, url, name string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("connector: connect to %s: %w", url, err)
 	}
@@ -34,12 +35,12 @@ func Connect(ctx context.Context, url, name string) (*nats.Conn, jetstream.JetSt
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
 	}
-	nc, err := nats.Connect(url,
+	nc, err := nats.Connect(url, append([]nats.Option{
 		nats.Name(name),
 		nats.Timeout(timeout),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(reconnectWait),
-	)
+	}, opts...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connector: connect to %s: %w", url, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 )
 
 // EmbeddedConfig configures the NATS server that runs inside the platform
@@ -21,6 +22,10 @@ type EmbeddedConfig struct {
 	Port int
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
+	// Users are the public nkeys ("U...") of the only clients the server
+	// accepts; empty accepts anonymous clients. Every client must then
+	// connect with the seed of one of them (ClientAuth.NkeySeed).
+	Users []string
 }
 
 // Embedded is a running embedded NATS server with JetStream.
@@ -55,6 +60,12 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		JetStream:  true,
 		StoreDir:   cfg.DataDir,
 		NoSigs:     true,
+	}
+	for _, u := range cfg.Users {
+		if !nkeys.IsValidPublicUserKey(u) {
+			return nil, fmt.Errorf("connector: embedded NATS: %q is not a public user nkey", u)
+		}
+		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: u})
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {

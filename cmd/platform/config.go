@@ -1,28 +1,77 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
+
+	"wasmstream.io/platform/api"
+	"wasmstream.io/platform/connector"
 )
 
 // config is the platform's configuration: flags > PLATFORM_* env > file >
 // defaults, with the keys of the design.
 type config struct {
-	HTTPAddr  string
-	DataDir   string
-	NATSURL   string
-	NATSPort  int
+	HTTPAddr string
+	DataDir  string
+	NATSURL  string
+	NATSPort int
+	// Token is api.token, an admin token; Tokens is api.tokens.
 	Token     string
+	Tokens    []api.Token
 	LogFormat string
 	LogLevel  string
 	// CheckpointStore is where checkpoints go: dir (data_dir/checkpoints)
 	// or jetstream (an object store bucket).
 	CheckpointStore string
+	// Limits bounds uploads and the time requests take; zero fields are
+	// the API's defaults.
+	Limits apiLimits
+	// TLSCert and TLSKey are api.tls.cert and api.tls.key: with them the
+	// API serves HTTPS.
+	TLSCert, TLSKey string
+	// NATSAuth is how the platform authenticates to an external NATS
+	// (nats.creds, nats.user, nats.password, nats.tls.*).
+	NATSAuth connector.ClientAuth
+}
+
+// apiLimits are the api.* bounds of requests.
+type apiLimits struct {
+	MaxConcurrentUploads int
+	UploadBytesInFlight  int64
+	ReadTimeout          time.Duration
+	UploadReadTimeout    time.Duration
+	RequestTimeout       time.Duration
+	UploadTimeout        time.Duration
+}
+
+// apiTokens are every token the API takes: api.token (an admin token the
+// audit log calls api.token) and api.tokens.
+func (c config) apiTokens() []api.Token {
+	if c.Token == "" {
+		return c.Tokens
+	}
+	return append([]api.Token{{Name: "api.token", Secret: c.Token, Scope: api.ScopeAdmin}}, c.Tokens...)
+}
+
+// clusterMode says whether this process shares its NATS with other
+// platform processes. There is no cluster mode yet; once there is, the
+// platform's NATS must always require credentials, whatever api.token says.
+func (c config) clusterMode() bool { return false }
+
+// embeddedNATSAuth says whether the embedded NATS server requires the
+// credentials the platform generates: with API authentication on (an open
+// NATS would bypass it) and always in cluster mode.
+func (c config) embeddedNATSAuth() bool {
+	return c.Token != "" || len(c.Tokens) > 0 || c.clusterMode()
 }
 
 // bindConfig declares the configuration flags on cmd and returns a loader that
@@ -39,11 +88,25 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.String("log.format", "text", "log format: text or json")
 	f.String("log.level", "info", "log level: debug, info, warn or error")
 	f.String("checkpoint.store", "dir", "where checkpoints and savepoints go: dir (data_dir/checkpoints) or jetstream (object store bucket PLATFORM_CHECKPOINTS)")
+	f.Int("api.max_concurrent_uploads", api.DefaultMaxConcurrentUploads, "module uploads in progress at once; more are answered 503 with Retry-After")
+	f.Int64("api.upload_bytes_in_flight", api.DefaultUploadBytesInFlight, "bytes the bodies of the uploads in progress may hold together")
+	f.Duration("api.read_timeout", api.DefaultReadTimeout, "time a request body may take to arrive (408 after)")
+	f.Duration("api.upload_read_timeout", api.DefaultUploadReadTimeout, "time a module upload's body may take to arrive (408 after)")
+	f.Duration("api.request_timeout", api.DefaultRequestTimeout, "deadline of every request (503 after)")
+	f.Duration("api.upload_timeout", api.DefaultUploadTimeout, "deadline of a module upload, reading and compiling it (503 after)")
+	f.String("api.tls.cert", "", "PEM certificate (chain) of the API; with api.tls.key the API serves HTTPS")
+	f.String("api.tls.key", "", "PEM private key of api.tls.cert")
+	f.String("nats.creds", "", "credentials file (user JWT and seed) for the external NATS")
+	f.String("nats.user", "", "user name for the external NATS")
+	f.String("nats.password", "", "password of nats.user")
+	f.String("nats.tls.ca", "", "PEM file of the CAs the external NATS's certificate is checked against")
+	f.String("nats.tls.cert", "", "PEM client certificate for the external NATS")
+	f.String("nats.tls.key", "", "PEM private key of nats.tls.cert")
 	return func() (config, error) {
 		v.SetEnvPrefix("PLATFORM")
 		v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 		v.AutomaticEnv()
-		for _, key := range []string{"http.addr", "data_dir", "nats.url", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store"} {
+		for _, key := range flagKeys {
 			if err := v.BindPFlag(key, f.Lookup(key)); err != nil {
 				return config{}, err
 			}
@@ -64,6 +127,43 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 			LogLevel:  v.GetString("log.level"),
 
 			CheckpointStore: v.GetString("checkpoint.store"),
+			Limits: apiLimits{
+				MaxConcurrentUploads: v.GetInt("api.max_concurrent_uploads"),
+				UploadBytesInFlight:  v.GetInt64("api.upload_bytes_in_flight"),
+				ReadTimeout:          v.GetDuration("api.read_timeout"),
+				UploadReadTimeout:    v.GetDuration("api.upload_read_timeout"),
+				RequestTimeout:       v.GetDuration("api.request_timeout"),
+				UploadTimeout:        v.GetDuration("api.upload_timeout"),
+			},
+			TLSCert: v.GetString("api.tls.cert"),
+			TLSKey:  v.GetString("api.tls.key"),
+			NATSAuth: connector.ClientAuth{
+				Creds:    v.GetString("nats.creds"),
+				User:     v.GetString("nats.user"),
+				Password: v.GetString("nats.password"),
+				TLSCA:    v.GetString("nats.tls.ca"),
+				TLSCert:  v.GetString("nats.tls.cert"),
+				TLSKey:   v.GetString("nats.tls.key"),
+			},
+		}
+		var err error
+		if c.Tokens, err = tokensOf(v); err != nil {
+			return config{}, err
+		}
+		if err := api.ValidateTokens(c.apiTokens()); err != nil {
+			return config{}, fmt.Errorf("api.tokens: %w", err)
+		}
+		if err := c.Limits.check(); err != nil {
+			return config{}, err
+		}
+		if (c.TLSCert == "") != (c.TLSKey == "") {
+			return config{}, errors.New("api.tls.cert and api.tls.key go together: set both or neither")
+		}
+		if c.NATSURL == "" && !c.NATSAuth.IsZero() {
+			return config{}, errors.New("nats.creds, nats.user, nats.password and nats.tls.* are for an external NATS (nats.url); the embedded server's credentials are generated")
+		}
+		if _, err := c.NATSAuth.Options(); err != nil {
+			return config{}, fmt.Errorf("nats: %w", err)
 		}
 		if c.CheckpointStore != "dir" && c.CheckpointStore != "jetstream" {
 			return config{}, fmt.Errorf("checkpoint.store: %q is not dir or jetstream", c.CheckpointStore)
@@ -73,6 +173,70 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 		}
 		return c, nil
 	}
+}
+
+// flagKeys are the keys bound to flags of the same name.
+var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store",
+	"api.max_concurrent_uploads", "api.upload_bytes_in_flight", "api.read_timeout", "api.upload_read_timeout",
+	"api.request_timeout", "api.upload_timeout", "api.tls.cert", "api.tls.key",
+	"nats.creds", "nats.user", "nats.password", "nats.tls.ca", "nats.tls.cert", "nats.tls.key"}
+
+// tokenEntry is one entry of api.tokens.
+type tokenEntry struct {
+	Name  string `mapstructure:"name" json:"name"`
+	Token string `mapstructure:"token" json:"token"`
+	Scope string `mapstructure:"scope" json:"scope"`
+}
+
+// tokensOf reads api.tokens: a list of {token, scope, name} in the config
+// file, or the same list as JSON in PLATFORM_API_TOKENS.
+func tokensOf(v *viper.Viper) ([]api.Token, error) {
+	var entries []tokenEntry
+	switch raw := v.Get("api.tokens").(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if raw == "" {
+			return nil, nil
+		}
+		if err := json.Unmarshal([]byte(raw), &entries); err != nil {
+			return nil, fmt.Errorf("api.tokens: not a JSON list of {token, scope, name}: %w", err)
+		}
+	default:
+		if err := v.UnmarshalKey("api.tokens", &entries, func(dc *mapstructure.DecoderConfig) { dc.ErrorUnused = true }); err != nil {
+			return nil, fmt.Errorf("api.tokens: %w", err)
+		}
+	}
+	tokens := make([]api.Token, len(entries))
+	for i, e := range entries {
+		scope, err := api.ParseScope(e.Scope)
+		if err != nil {
+			return nil, fmt.Errorf("api.tokens[%d]: %w", i, err)
+		}
+		name := e.Name
+		if name == "" {
+			name = fmt.Sprintf("api.tokens[%d]", i)
+		}
+		tokens[i] = api.Token{Name: name, Secret: e.Token, Scope: scope}
+	}
+	return tokens, nil
+}
+
+// check refuses negative bounds.
+func (l apiLimits) check() error {
+	switch {
+	case l.MaxConcurrentUploads < 0:
+		return errors.New("api.max_concurrent_uploads: must not be negative")
+	case l.UploadBytesInFlight < 0:
+		return errors.New("api.upload_bytes_in_flight: must not be negative")
+	}
+	for key, d := range map[string]time.Duration{"api.read_timeout": l.ReadTimeout, "api.upload_read_timeout": l.UploadReadTimeout,
+		"api.request_timeout": l.RequestTimeout, "api.upload_timeout": l.UploadTimeout} {
+		if d < 0 {
+			return fmt.Errorf("%s: must not be negative", key)
+		}
+	}
+	return nil
 }
 
 // logger builds the platform's slog logger.

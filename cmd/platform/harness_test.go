@@ -25,6 +25,8 @@ type testServer struct {
 	base string
 	js   jetstream.JetStream
 	stop func()
+	// token is sent with every call when set.
+	token string
 }
 
 func startTestServer(t *testing.T) *testServer {
@@ -64,7 +66,7 @@ func startTestServerWith(t *testing.T, cfg config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testServer{t: t, s: s, base: "http://" + s.addr(), js: js, stop: stop}
+	return &testServer{t: t, s: s, base: "http://" + s.addr(), js: js, stop: stop, token: cfg.Token}
 }
 
 // call makes an API request and returns the status and body.
@@ -76,6 +78,9 @@ func (ts *testServer) call(method, path, contentType string, body []byte) (int, 
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	if ts.token != "" {
+		req.Header.Set("Authorization", "Bearer "+ts.token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,6 +23,18 @@ import (
 
 // checkpointBucket is the object store bucket of checkpoint.store: jetstream.
 const checkpointBucket = "PLATFORM_CHECKPOINTS"
+
+// natsUserKeyFile is the data directory's file holding the nkey seed of the
+// embedded server's one user, the platform itself (mode 0600).
+const natsUserKeyFile = "nats-user.nk"
+
+// HTTP server timeouts that hold for every route: headers must arrive within
+// readHeaderTimeout, and an idle keep-alive connection is closed after
+// idleTimeout. Bodies and handlers have the api.* timeouts.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
 
 // server is one running platform process: NATS (embedded or remote), the
 // wazero host, the job manager and the HTTP API.
@@ -51,16 +64,36 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 		return s, fmt.Errorf("data_dir: %w", err)
 	}
 	url := cfg.NATSURL
+	auth := cfg.NATSAuth
 	if url == "" {
-		s.embedded, err = connector.StartEmbedded(ctx, connector.EmbeddedConfig{
+		ecfg := connector.EmbeddedConfig{
 			DataDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATSPort, Logger: log.With("component", "nats"),
-		})
+		}
+		if cfg.embeddedNATSAuth() {
+			keyFile := filepath.Join(cfg.DataDir, natsUserKeyFile)
+			seed, public, narrowed, err := connector.LoadOrCreateUserKey(keyFile)
+			if err != nil {
+				return s, fmt.Errorf("embedded nats: %w", err)
+			}
+			if narrowed {
+				log.Warn("the NATS user key was readable by others: its mode is 0600 again", "file", keyFile)
+			}
+			ecfg.Users = []string{public}
+			auth = connector.ClientAuth{NkeySeed: seed}
+		}
+		s.embedded, err = connector.StartEmbedded(ctx, ecfg)
 		if err != nil {
 			return s, fmt.Errorf("embedded nats: %w", err)
 		}
 		url = s.embedded.ClientURL()
 	}
-	nc, js, err := connector.Connect(ctx, url, "platform")
+	// This is the platform's one NATS connection: the job registry, the
+	// checkpoint store, sources and sinks all use it.
+	natsOpts, err := auth.Options()
+	if err != nil {
+		return s, fmt.Errorf("nats: %w", err)
+	}
+	nc, js, err := connector.Connect(ctx, url, "platform", natsOpts...)
 	if err != nil {
 		return s, fmt.Errorf("nats.url %s: %w", url, err)
 	}
@@ -79,13 +112,28 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 	if err != nil {
 		return s, err
 	}
+	var tlsConfig *tls.Config
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return s, fmt.Errorf("api.tls: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	s.listener, err = net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return s, fmt.Errorf("http.addr: %w", err)
 	}
 	handler := api.New(api.Config{
-		Modules: s.manager, Jobs: s.manager, Checkpoints: s.manager, Token: cfg.Token, Logger: log.With("component", "api"),
-		Metrics: api.MetricsHandler(version, s.manager.Collector()),
+		Modules: s.manager, Jobs: s.manager, Checkpoints: s.manager, Tokens: cfg.apiTokens(),
+		Logger:               log.With("component", "api"),
+		MaxConcurrentUploads: cfg.Limits.MaxConcurrentUploads,
+		UploadBytesInFlight:  cfg.Limits.UploadBytesInFlight,
+		ReadTimeout:          cfg.Limits.ReadTimeout,
+		UploadReadTimeout:    cfg.Limits.UploadReadTimeout,
+		RequestTimeout:       cfg.Limits.RequestTimeout,
+		UploadTimeout:        cfg.Limits.UploadTimeout,
+		Metrics:              api.MetricsHandler(version, s.manager.Collector()),
 		Ready: func() error {
 			if !s.nc.IsConnected() {
 				return errors.New("not connected to NATS")
@@ -93,9 +141,17 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 			return nil
 		},
 	})
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	go func() { s.served <- s.http.Serve(s.listener) }()
-	log.Info("platform serving", "http", "http://"+s.listener.Addr().String(), "nats", url, "data_dir", cfg.DataDir)
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
+		TLSConfig: tlsConfig, ErrorLog: slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn)}
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+		go func() { s.served <- s.http.ServeTLS(s.listener, "", "") }()
+	} else {
+		go func() { s.served <- s.http.Serve(s.listener) }()
+	}
+	log.Info("platform serving", "http", scheme+"://"+s.listener.Addr().String(), "nats", url, "data_dir", cfg.DataDir,
+		"nats_auth", !auth.IsZero())
 	return s, nil
 }
 

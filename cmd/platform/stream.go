@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,16 +17,36 @@ import (
 	"wasmstream.io/platform/connector"
 )
 
-// natsFlag declares --nats on flags of cmd (persistent for a group) and
-// returns a connector to it.
+// natsFlag declares --nats and the credential flags on flags of cmd
+// (persistent for a group) and returns a connector to it.
 func natsFlag(cmd *cobra.Command, persistent bool) func(ctx context.Context) (*nats.Conn, jetstream.JetStream, error) {
 	f := cmd.Flags()
 	if persistent {
 		f = cmd.PersistentFlags()
 	}
 	url := f.String("nats", "nats://127.0.0.1:4222", "NATS server URL (platform serve's embedded server listens on 127.0.0.1:4222)")
+	nkey := f.String("nats-nkey", "", "nkey seed file: the embedded server of a platform with api.token wants data_dir/"+natsUserKeyFile)
+	var auth connector.ClientAuth
+	f.StringVar(&auth.Creds, "nats-creds", "", "NATS credentials file")
+	f.StringVar(&auth.User, "nats-user", "", "NATS user")
+	f.StringVar(&auth.Password, "nats-password", "", "password of --nats-user")
+	f.StringVar(&auth.TLSCA, "nats-tls-ca", "", "PEM file of the CAs to check the NATS server's certificate against")
+	f.StringVar(&auth.TLSCert, "nats-tls-cert", "", "PEM client certificate")
+	f.StringVar(&auth.TLSKey, "nats-tls-key", "", "PEM private key of --nats-tls-cert")
 	return func(ctx context.Context) (*nats.Conn, jetstream.JetStream, error) {
-		nc, js, err := connector.Connect(ctx, *url, "platform-cli")
+		a := auth
+		if *nkey != "" {
+			seed, err := os.ReadFile(*nkey)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--nats-nkey: %w", err)
+			}
+			a.NkeySeed = bytes.TrimSpace(seed)
+		}
+		opts, err := a.Options()
+		if err != nil {
+			return nil, nil, err
+		}
+		nc, js, err := connector.Connect(ctx, *url, "platform-cli", opts...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot reach NATS at %s (set --nats): %w", *url, errors.Unwrap(err))
 		}
