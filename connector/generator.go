@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/internal/nexmark"
 )
 
 // GeneratorConfig configures one subtask of a generator source.
@@ -35,10 +36,15 @@ type GeneratorConfig struct {
 	// Seed makes the output reproducible: a record is a function of the
 	// seed and its global index only.
 	Seed int64
+	// Nexmark configures the nexmark kind's model; its zero fields take
+	// the model's defaults, its event rate the source's Rate when set,
+	// and its Count and Seed are the source's.
+	Nexmark nexmark.Config
 }
 
 // BaseTimestamp is the event time of the record with global index 0; the
-// record with index n has BaseTimestamp + 10*n milliseconds.
+// record with index n has BaseTimestamp + 10*n milliseconds (for nexmark,
+// the time its model gives, by default the same).
 const BaseTimestamp int64 = 1_700_000_000_000
 
 // tsStep is the event-time distance between consecutive global indexes.
@@ -69,6 +75,9 @@ type generator struct {
 	timer   *time.Timer
 	rng     rng // seeded for each record from Seed and its index
 	scratch []byte
+	// nexmark is the model of the nexmark kind, which also gives the
+	// records' timestamps.
+	nexmark *nexmark.Generator
 }
 
 // kind writes the value of the record with global index n.
@@ -101,6 +110,12 @@ func NewGenerator(cfg GeneratorConfig) (Source, error) {
 	if err := g.place(cfg); err != nil {
 		return nil, fmt.Errorf("connector: generator %s: %w", cfg.Kind, err)
 	}
+	if cfg.Kind == "nexmark" {
+		var err error
+		if g.nexmark, err = newNexmark(cfg); err != nil {
+			return nil, fmt.Errorf("connector: generator %s: %w", cfg.Kind, err)
+		}
+	}
 	g.timer = time.NewTimer(time.Hour)
 	g.timer.Stop()
 	return g, nil
@@ -130,6 +145,9 @@ func (g *generator) Fetch(ctx context.Context, b *abi.Batch, max int, wait time.
 		}
 		g.pos[at] = n + g.splits
 		ts := BaseTimestamp + n*tsStep
+		if g.nexmark != nil {
+			ts = g.nexmark.Timestamp(n)
+		}
 		g.rng = newRNG(g.seed, n)
 		g.scratch = g.kind(g, g.scratch[:0], n, ts)
 		b.AppendParts(nil, g.scratch, ts, nil)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/internal/nexmark"
 )
 
 var generatorKinds = []string{"sequence", "clicks", "text", "nexmark"}
@@ -137,18 +138,15 @@ func TestGeneratorValues(t *testing.T) {
 		}
 	})
 	t.Run("nexmark", func(t *testing.T) {
-		types := map[string]int{}
+		types := map[nexmark.Kind]int{}
 		for ts, v := range generate(t, GeneratorConfig{Kind: "nexmark", Count: count, Parallelism: 1}) {
-			var e struct {
-				Type string `json:"event_type"`
-				TS   int64  `json:"ts"`
-			}
-			if err := json.Unmarshal([]byte(v), &e); err != nil || e.TS != ts {
+			e, err := nexmark.Decode([]byte(v))
+			if err != nil || e.DateTime != ts {
 				t.Fatalf("bad event %s: %v", v, err)
 			}
 			types[e.Type]++
 		}
-		want := map[string]int{"person": count / 50, "auction": count / 50 * 3, "bid": count / 50 * 46}
+		want := map[nexmark.Kind]int{nexmark.KindPerson: count / 50, nexmark.KindAuction: count / 50 * 3, nexmark.KindBid: count / 50 * 46}
 		if !maps.Equal(types, want) {
 			t.Fatalf("event types %v, want %v", types, want)
 		}

@@ -27,7 +27,7 @@ func TestWindowJoinUDFJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	persons, pairs, intervalPairs := nexmarkQ8(t, count, 1000)
+	persons, pairs, intervalPairs := nexmarkQ8(t, count, 10_000)
 	if persons != count/50 || pairs < 20 || intervalPairs < 20 {
 		t.Fatalf("the generator made %d persons, %d pairs and %d interval pairs", persons, pairs, intervalPairs)
 	}
@@ -36,11 +36,11 @@ func TestWindowJoinUDFJobs(t *testing.T) {
 		fn   string
 		want int64
 	}{
-		{"join: one record per person and auction", `window: {type: tumbling, size: 1s}
+		{"join: one record per person and auction", `window: {type: tumbling, size: 10s}
       function: {module: %s, function: new_user}`, pairs},
-		{"co_group: one record per person, with or without auctions", `window: {type: tumbling, size: 1s}
+		{"co_group: one record per person, with or without auctions", `window: {type: tumbling, size: 10s}
       co_group: {module: %s, function: auction_counts}`, persons},
-		{"interval join: auctions up to 1 s after the person joined", `interval: {lower: 0s, upper: 1s}
+		{"interval join: auctions up to 10 s after the person joined", `interval: {lower: 0s, upper: 10s}
       function: {module: %s, function: new_user}`, intervalPairs},
 	}
 	for _, tt := range tests {
@@ -49,8 +49,8 @@ func TestWindowJoinUDFJobs(t *testing.T) {
 name: q8
 sources: [{id: nexmark, generator: {kind: nexmark, count: %d}, watermark: {strategy: monotonous, interval: 0s}}]
 operators:
-  - {id: persons, input: nexmark, filter: {module: %[2]s, function: persons}}
-  - {id: auctions, input: nexmark, filter: {module: %[2]s, function: auctions}}
+  - {id: persons, input: nexmark, flat_map: {module: %[2]s, function: persons}}
+  - {id: auctions, input: nexmark, flat_map: {module: %[2]s, function: auctions}}
   - id: q8
     parallelism: 2
     join:
@@ -91,22 +91,21 @@ func nexmarkQ8(t *testing.T, count int, size int64) (persons, pairs, intervalPai
 	}
 	for _, r := range b.Records {
 		var ev struct {
-			Type   string `json:"event_type"`
-			ID     int64  `json:"id"`
-			Seller int64  `json:"seller"`
+			Person  *struct{ ID int64 }     `json:"person"`
+			Auction *struct{ Seller int64 } `json:"auction"`
 		}
 		if err := json.Unmarshal(r.Value, &ev); err != nil {
 			t.Fatal(err)
 		}
 		w := r.Timestamp - r.Timestamp%size
-		switch ev.Type {
-		case "person":
-			joined[slot{ev.ID, w}] = true
-			people = append(people, slot{ev.ID, r.Timestamp})
+		switch {
+		case ev.Person != nil:
+			joined[slot{ev.Person.ID, w}] = true
+			people = append(people, slot{ev.Person.ID, r.Timestamp})
 			persons++
-		case "auction":
-			opened[slot{ev.Seller, w}]++
-			auctions = append(auctions, slot{ev.Seller, r.Timestamp})
+		case ev.Auction != nil:
+			opened[slot{ev.Auction.Seller, w}]++
+			auctions = append(auctions, slot{ev.Auction.Seller, r.Timestamp})
 		}
 	}
 	for s := range joined {

@@ -23,7 +23,8 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCommand(), newDemoCommand(), newVersionCommand(), newUDFCommand(),
-		newModuleCommand(), newJobCommand(), newStreamCommand(), newPubCommand(), newSubCommand())
+		newModuleCommand(), newJobCommand(), newStreamCommand(), newPubCommand(), newSubCommand(),
+		newNexmarkCommand())
 	return root
 }
 

@@ -79,7 +79,7 @@ sources:
     timestamp: {function: {module: ` + modA + `, function: ts}}
     watermark: {strategy: monotonous, idle_timeout: 1m}
   - id: two
-    generator: {kind: nexmark}
+    generator: {kind: nexmark, seed: 7, nexmark: {event_rate: 1000, bid_proportion: 20, out_of_order_group: 10}}
     watermark: {strategy: punctuated, interval: 0s, function: {module: ` + modB + `, function: wm}}
 sinks: [{id: out, input: src, jetstream: {subject: s.out}}]
 `, func(j *Job) {
@@ -88,7 +88,8 @@ sinks: [{id: out, input: src, jetstream: {subject: s.out}}]
 				JetStream: &JSSource{Stream: "S", Subjects: []string{"a.*.b", "c.>"}, Bounded: true},
 				Timestamp: &Timestamp{Function: &FunctionRef{Module: modA, Function: "ts"}},
 				Watermark: &Watermark{Strategy: "monotonous", IdleTimeout: dur("1m"), Interval: dur("200ms")}},
-			{ID: "two", Parallelism: 1, Generator: &Generator{Kind: "nexmark", Keys: 1000},
+			{ID: "two", Parallelism: 1, Generator: &Generator{Kind: "nexmark", Keys: 1000, Seed: 7,
+				Nexmark: &NexmarkModel{EventRate: 1000, BidProportion: 20, OutOfOrderGroup: 10}},
 				Watermark: &Watermark{Strategy: "punctuated", Function: &FunctionRef{Module: modB, Function: "wm"}}},
 		}
 		j.Sinks[0].Discard = false

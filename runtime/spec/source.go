@@ -26,6 +26,25 @@ type Generator struct {
 	Rate  int    `json:"rate,omitzero"`       // records per second; 0: as fast as possible
 	Count int64  `json:"count,omitzero"`      // 0: unbounded
 	Keys  int    `json:"keys" default:"1000"` // distinct keys
+	// Seed selects the records: the same seed gives the same records.
+	Seed int64 `json:"seed,omitzero"`
+	// Nexmark configures the nexmark kind's model; only with it.
+	Nexmark *NexmarkModel `json:"nexmark,omitempty"`
+}
+
+// NexmarkModel sets the parameters of the Nexmark model (docs/NEXMARK.md).
+// A zero field takes the model's default, in its comment.
+type NexmarkModel struct {
+	EventRate         int `json:"event_rate,omitzero"`         // events per second of event time; the source's rate, or 100 without one
+	PersonProportion  int `json:"person_proportion,omitzero"`  // 1
+	AuctionProportion int `json:"auction_proportion,omitzero"` // 3
+	BidProportion     int `json:"bid_proportion,omitzero"`     // 46
+	HotSellersRatio   int `json:"hot_sellers_ratio,omitzero"`  // 4
+	HotBiddersRatio   int `json:"hot_bidders_ratio,omitzero"`  // 4
+	HotAuctionsRatio  int `json:"hot_auctions_ratio,omitzero"` // 2
+	ActivePeople      int `json:"active_people,omitzero"`      // 1000
+	InFlightAuctions  int `json:"in_flight_auctions,omitzero"` // 100
+	OutOfOrderGroup   int `json:"out_of_order_group,omitzero"` // 1: in order
 }
 
 // Timestamp says where a record's event time comes from: a JSON field, a

@@ -80,6 +80,9 @@ func (v *validator) source(p string, s *Source) {
 		if g.Keys < 1 {
 			v.fail(p+".generator.keys", "must be at least 1, got %d", g.Keys)
 		}
+		if g.Nexmark != nil {
+			v.nexmarkModel(p+".generator.nexmark", g.Kind, g.Nexmark)
+		}
 	}
 	if ts := s.Timestamp; ts != nil {
 		switch {
@@ -161,5 +164,32 @@ func (v *validator) lateOutput(path, id string) {
 		v.fail(path, "%q is not a sink", id)
 	case v.job.Sinks[x.index].Input != "":
 		v.fail(path, "sink %q has an input; a late_output sink has none", id)
+	}
+}
+
+// nexmarkModel checks a generator's nexmark block: only with the nexmark
+// kind, and no field negative (zero is the model's default).
+func (v *validator) nexmarkModel(p, kind string, m *NexmarkModel) {
+	if kind != "nexmark" {
+		v.fail(p, "only with kind nexmark, not %q", kind)
+		return
+	}
+	fields := []struct {
+		name string
+		v    int
+	}{
+		{"event_rate", m.EventRate}, {"person_proportion", m.PersonProportion},
+		{"auction_proportion", m.AuctionProportion}, {"bid_proportion", m.BidProportion},
+		{"hot_sellers_ratio", m.HotSellersRatio}, {"hot_bidders_ratio", m.HotBiddersRatio},
+		{"hot_auctions_ratio", m.HotAuctionsRatio}, {"active_people", m.ActivePeople},
+		{"in_flight_auctions", m.InFlightAuctions}, {"out_of_order_group", m.OutOfOrderGroup},
+	}
+	for _, f := range fields {
+		if f.v < 0 || f.v > 1<<20 {
+			v.fail(p+"."+f.name, "must be 0 (the default) to %d, got %d", 1<<20, f.v)
+		}
+	}
+	if m.OutOfOrderGroup > 0 && m.OutOfOrderGroup%953 == 0 {
+		v.fail(p+".out_of_order_group", "must not be a multiple of 953, got %d", m.OutOfOrderGroup)
 	}
 }

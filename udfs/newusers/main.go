@@ -1,6 +1,7 @@
 // Command newusers is a UDF module for Nexmark query 8, "new users who
-// opened an auction in the same window": filters that split the Nexmark
-// stream into persons and auctions, a window join function that reports a
+// opened an auction in the same window": flat maps that split the Nexmark
+// stream into persons and auctions (the events' inner objects, which are
+// flat, so that key_by.field reads their ids), a window join function that reports a
 // person who opened an auction in the window, and a coGroup function that
 // counts each new person's auctions in the window, zero included (a left
 // outer join). Its README says more; build it with make.
@@ -14,8 +15,8 @@ import (
 )
 
 func init() {
-	udf.Filter("persons", func(r udf.Record) (bool, error) { return isEvent(r.Value, "person"), nil })
-	udf.Filter("auctions", func(r udf.Record) (bool, error) { return isEvent(r.Value, "auction"), nil })
+	udf.FlatMap("persons", func(r udf.Record, emit func(udf.Record)) error { return inner(r, "0", "person", emit) })
+	udf.FlatMap("auctions", func(r udf.Record, emit func(udf.Record)) error { return inner(r, "1", "auction", emit) })
 	udf.Join("new_user", newUser)
 	udf.CoGroup("auction_counts", auctionCounts)
 }
@@ -23,9 +24,27 @@ func init() {
 // out is the buffer results are built in; emit copies them.
 var out []byte
 
-func isEvent(v []byte, kind string) bool {
-	t, ok := field(v, "event_type")
-	return ok && string(t) == kind
+// inner emits the object member of an event of the given event_type, as
+// {"event_type":0,"person":{...},"auction":null,"bid":null,"dateTime":T}
+// holds it; the object holds no braces within.
+func inner(r udf.Record, eventType, member string, emit func(udf.Record)) error {
+	if t, ok := field(r.Value, "event_type"); !ok || string(t) != eventType {
+		return nil
+	}
+	var key [32]byte
+	k := append(append(append(key[:0], '"'), member...), '"', ':', '{')
+	i := bytes.Index(r.Value, k)
+	if i < 0 {
+		return nil
+	}
+	obj := r.Value[i+len(k)-1:]
+	end := bytes.IndexByte(obj, '}')
+	if end < 0 {
+		return nil
+	}
+	r.Value = obj[:end+1]
+	emit(r)
+	return nil
 }
 
 // newUser emits {"id": person, "name": "...", "window_start": ms,
@@ -63,9 +82,10 @@ func auctionCounts(_ []byte, _ udf.Window, persons, auctions []udf.Record, emit 
 	return nil
 }
 
-// field returns the raw value of a top-level field of a flat JSON object: a
-// string's contents (not unescaped) or the text of a number. The Nexmark
-// records it reads are flat and their strings hold no quotes.
+// field returns the raw value of the first field of that name in a JSON
+// object: a string's contents (not unescaped) or the text of a number. The
+// Nexmark records it reads name event_type first, their inner objects are
+// flat, and their strings hold no quotes.
 func field(v []byte, name string) ([]byte, bool) {
 	var key [32]byte
 	k := append(append(append(key[:0], '"'), name...), '"', ':')

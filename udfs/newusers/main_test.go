@@ -2,17 +2,27 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	udf "wasmstream.io/platform/sdk/go"
 )
 
+// person and auction are the records persons and auctions emit.
 func person(id int, name string) udf.Record {
-	return udf.Record{Value: fmt.Appendf(nil, `{"event_type":"person","id":%d,"name":"%s","ts":1}`, id, name), Timestamp: 1}
+	return udf.Record{Value: fmt.Appendf(nil, `{"id":%d,"name":"%s","dateTime":1}`, id, name), Timestamp: 1}
 }
 
 func auction(id, seller int) udf.Record {
-	return udf.Record{Value: fmt.Appendf(nil, `{"event_type":"auction","id":%d,"seller":%d,"reserve":5}`, id, seller), Timestamp: 2}
+	return udf.Record{Value: fmt.Appendf(nil, `{"id":%d,"reserve":5,"seller":%d,"dateTime":2}`, id, seller), Timestamp: 2}
+}
+
+// event wraps a person or auction record as the Nexmark event it came from.
+func event(kind int, r udf.Record) udf.Record {
+	members := [...]string{`"person":null`, `"auction":null`, `"bid":null`}
+	members[kind] = fmt.Sprintf(`"%s":%s`, [...]string{"person", "auction", "bid"}[kind], r.Value)
+	r.Value = fmt.Appendf(nil, `{"event_type":%d,%s,%s,%s,"dateTime":%d}`, kind, members[0], members[1], members[2], r.Timestamp)
+	return r
 }
 
 func values(t *testing.T, outs []udf.Output, err error) []string {
@@ -67,23 +77,23 @@ func TestNewUsers(t *testing.T) {
 	}
 }
 
-func TestFilters(t *testing.T) {
+func TestSplit(t *testing.T) {
+	bid := udf.Record{Value: []byte(`{"auction":1,"bidder":2,"price":3,"dateTime":4}`), Timestamp: 4}
 	for _, tt := range []struct {
-		filter string
-		rec    udf.Record
-		keep   bool
+		function string
+		rec      udf.Record
+		want     []string
 	}{
-		{"persons", person(1, "A B"), true},
-		{"persons", auction(1, 1), false},
-		{"auctions", auction(1, 1), true},
-		{"auctions", person(1, "A B"), false},
+		{"persons", event(0, person(1, "A B")), []string{`@1 {"id":1,"name":"A B","dateTime":1}`}},
+		{"persons", event(1, auction(1, 1)), nil},
+		{"persons", event(2, bid), nil},
+		{"auctions", event(1, auction(1, 1)), []string{`@2 {"id":1,"reserve":5,"seller":1,"dateTime":2}`}},
+		{"auctions", event(0, person(1, "A B")), nil},
+		{"auctions", event(2, bid), nil},
 	} {
-		outs, err := udf.Invoke(tt.filter, []udf.Record{tt.rec})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if kept := len(outs) == 1 && outs[0].Err == ""; kept != tt.keep {
-			t.Errorf("%s(%s) kept %v, want %v", tt.filter, tt.rec.Value, kept, tt.keep)
+		outs, err := udf.Invoke(tt.function, []udf.Record{tt.rec})
+		if got := values(t, outs, err); !slices.Equal(got, tt.want) {
+			t.Errorf("%s(%s) = %q, want %q", tt.function, tt.rec.Value, got, tt.want)
 		}
 	}
 }

@@ -1,0 +1,146 @@
+package nexmark
+
+import (
+	"math"
+	"math/bits"
+	"strconv"
+)
+
+// rng is a splitmix64 generator, seeded for each event from the seed and
+// the event number.
+type rng uint64
+
+const golden = 0x9e3779b97f4a7c15
+
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+func newRNG(seed int64, stream uint64, n int64) rng {
+	return rng(mix64(uint64(seed)*golden ^ mix64(stream^mix64(uint64(n)+golden))))
+}
+
+// Streams of random numbers: one for the events, one for each channel's
+// URL, so that a channel's URL does not depend on the event naming it.
+const (
+	eventStream   = 0
+	channelStream = 0x6e65786d61726b // "nexmark"
+)
+
+func (r *rng) next() uint64 {
+	*r += golden
+	return mix64(uint64(*r))
+}
+
+// intn returns a number in [0, n); n must be positive.
+func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
+
+// int63n returns a number in [0, n); n must be positive.
+func (r *rng) int63n(n int64) int64 { return int64(r.next() % uint64(n)) }
+
+// float returns a number in [0, 1).
+func (r *rng) float() float64 { return float64(r.next()>>11) / (1 << 53) }
+
+// price is a price in cents, log-uniform from $1 to $1,000,000, as the
+// reference draws them: round(10^(6u) * 100).
+func (r *rng) price() int64 { return int64(math.Round(math.Pow(10, r.float()*6) * 100)) }
+
+// minString is the least length drawn for a random string.
+const minString = 3
+
+// appendString appends a random string of lowercase letters and about one
+// special in 13 characters, of 3 to maxLen-1 characters, with spaces
+// trimmed from both ends when special is a space.
+func (r *rng) appendString(dst []byte, maxLen int, special byte) []byte {
+	start := len(dst)
+	for n := minString + r.intn(maxLen-minString); n > 0; n-- {
+		if r.intn(13) == 0 {
+			dst = append(dst, special)
+		} else {
+			dst = append(dst, byte('a'+r.intn(26)))
+		}
+	}
+	if special != ' ' {
+		return dst
+	}
+	end := len(dst)
+	for end > start && dst[end-1] == ' ' {
+		end--
+	}
+	lead := start
+	for lead < end && dst[lead] == ' ' {
+		lead++
+	}
+	n := copy(dst[start:], dst[lead:end])
+	return dst[:start+n]
+}
+
+// filler holds random lowercase letters that extra fields are cut from.
+var filler = func() string {
+	b := make([]byte, 4*maxAvgSize)
+	r := newRNG(0, channelStream, -1)
+	for i := range b {
+		b[i] = byte('a' + r.intn(26))
+	}
+	return string(b)
+}()
+
+// appendExtra appends letters that bring an event of size bytes (as the
+// reference counts them) to avg bytes on average: uniformly within 20% of
+// the difference, nothing when size exceeds avg.
+func (r *rng) appendExtra(dst []byte, size, avg int) []byte {
+	if size > avg {
+		return dst
+	}
+	want := avg - size
+	delta := int(math.Round(float64(want) * 0.2))
+	n := want - delta
+	if delta > 0 {
+		n += r.intn(2 * delta)
+	}
+	off := r.intn(len(filler) - n)
+	return append(dst, filler[off:off+n]...)
+}
+
+// Channels: a bid comes from one of the hot channels (and its URL) with
+// probability 1 - 1/hotChannels, else from "channel-N" for N below
+// channels.
+var hotChannelNames = [...]string{"Google", "Facebook", "Baidu", "Apple"}
+
+// appendChannel appends the JSON string members "channel" and "url" of a
+// bid; the URLs are functions of the seed and the channel.
+func (r *rng) appendChannel(dst []byte, seed int64) []byte {
+	dst = append(dst, `"channel":"`...)
+	if r.intn(hotChannels) > 0 {
+		i := r.intn(len(hotChannelNames))
+		dst = append(dst, hotChannelNames[i]...)
+		dst = append(dst, `","url":"`...)
+		u := newRNG(seed, channelStream, int64(channels+i))
+		dst = u.appendURL(dst)
+		return append(dst, '"')
+	}
+	ch := r.intn(channels)
+	dst = append(dst, "channel-"...)
+	dst = strconv.AppendInt(dst, int64(ch), 10)
+	dst = append(dst, `","url":"`...)
+	u := newRNG(seed, channelStream, int64(ch))
+	dst = u.appendURL(dst)
+	if u.intn(10) > 0 {
+		dst = append(dst, "&channel_id="...)
+		id := int64(int32(bits.Reverse32(uint32(ch))))
+		dst = strconv.AppendInt(dst, max(id, -id), 10)
+	}
+	return append(dst, '"')
+}
+
+// appendURL appends an item URL with three random path segments.
+func (r *rng) appendURL(dst []byte) []byte {
+	dst = append(dst, "https://www.nexmark.com/"...)
+	for range 3 {
+		dst = r.appendString(dst, 5, '_')
+		dst = append(dst, '/')
+	}
+	return append(dst, "item.htm?query=1"...)
+}
