@@ -85,10 +85,20 @@ type JobError struct {
 	err      error
 }
 
-func (e *JobError) Error() string { return e.err.Error() }
+func (e *JobError) Error() string {
+	if e.err == nil {
+		return ErrInvalidJob.Error() + ": " + (&spec.Error{Problems: e.Problems}).Error()
+	}
+	return e.err.Error()
+}
 
 // Unwrap returns the invalid-job error the problems were read from.
-func (e *JobError) Unwrap() error { return e.err }
+func (e *JobError) Unwrap() error {
+	if e.err == nil {
+		return ErrInvalidJob
+	}
+	return e.err
+}
 
 // problemStart finds where each problem of an invalid-job error begins:
 // "<field path>: " at the start or after "; ".
