@@ -59,6 +59,15 @@ func openAPI(routes []route) []byte {
 				"content":     map[string]any{"application/problem+json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Problem"}}},
 			}
 		}
+		// Any route answers 500 for an internal error (or a panic).
+		responses["default"] = map[string]any{
+			"description": "problem details of type about:blank (Internal Server Error): an internal error; detail gives the request id",
+			"content":     map[string]any{"application/problem+json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Problem"}}},
+		}
+		if strings.HasPrefix(rt.path, "/v1/") {
+			// The token is needed only when the server has one.
+			op["security"] = []any{map[string]any{"bearer": []string{}}, map[string]any{}}
+		}
 		op["responses"] = responses
 		if paths[rt.path] == nil {
 			paths[rt.path] = map[string]any{}
