@@ -1,8 +1,10 @@
 // Package api owns the HTTP control plane: uploading and deleting modules,
-// submitting, inspecting and cancelling jobs, a job's backpressure, the
-// metrics, liveness and readiness endpoints, and the web UI (ui/, embedded).
-// Errors are RFC 9457 problem details of the kinds in one catalogue
-// (catalogue.go); docs/API.md is the user's reference.
+// submitting, checking, inspecting and cancelling jobs, a job's
+// backpressure, the metrics, liveness and readiness endpoints, and the web
+// UI (ui/, embedded). Errors are RFC 9457 problem details of the kinds in
+// one catalogue (catalogue.go). The routes are one table (routes.go) that
+// the mux and the OpenAPI document at /v1/openapi.json (openapi.go) are
+// made from; docs/API.md is the user's reference.
 package api
 
 import (
@@ -27,6 +29,9 @@ type Modules interface {
 // Jobs submits, describes and cancels jobs.
 type Jobs interface {
 	SubmitJob(ctx context.Context, spec []byte) (runtime.JobInfo, error)
+	// ValidateJob runs every check of a submission, from the savepoint
+	// from when set, and says what the job would run, without starting it.
+	ValidateJob(ctx context.Context, spec []byte, from string, allowNonRestored bool) (runtime.JobPlan, error)
 	ListJobs(ctx context.Context) ([]runtime.JobInfo, error)
 	GetJob(ctx context.Context, id string) (runtime.JobInfo, error)
 	CancelJob(ctx context.Context, id string) (runtime.JobInfo, error)
@@ -101,6 +106,8 @@ type server struct {
 
 	readTimeout, uploadReadTimeout time.Duration
 	requestTimeout, uploadTimeout  time.Duration
+	// openapi is the OpenAPI document of the routes served.
+	openapi []byte
 }
 
 // New returns the control plane's handler. It panics when Modules or Jobs is
@@ -151,19 +158,15 @@ func New(cfg Config) http.Handler {
 	}
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/modules", s.uploadModule)
-	mux.HandleFunc("GET /v1/modules", s.listModules)
-	mux.HandleFunc("GET /v1/modules/{id}", s.getModule)
-	mux.HandleFunc("DELETE /v1/modules/{id}", s.deleteModule)
-	mux.HandleFunc("POST /v1/jobs", s.submitJob)
-	mux.HandleFunc("GET /v1/jobs", s.listJobs)
-	mux.HandleFunc("GET /v1/jobs/{id}", s.getJob)
-	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.cancelJob)
-	mux.HandleFunc("GET /v1/jobs/{id}/backpressure", s.backpressure)
-	s.checkpointRoutes(mux)
-	mux.Handle("GET /metrics", metrics)
-	mux.HandleFunc("GET /healthz", healthz)
-	mux.HandleFunc("GET /readyz", s.readyz)
+	var served []route
+	for _, rt := range s.routes(metrics) {
+		if rt.checkpoints && s.checkpoints == nil {
+			continue
+		}
+		mux.Handle(rt.method+" "+rt.path, rt.handler)
+		served = append(served, rt)
+	}
+	s.openapi = openAPI(served)
 	mux.HandleFunc("GET /{$}", ui)
 	mux.Handle("GET /ui/", uiAssets)
 

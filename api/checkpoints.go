@@ -20,18 +20,6 @@ type Checkpoints interface {
 	StopJob(ctx context.Context, job string) (runtime.SavepointInfo, error)
 }
 
-// checkpointRoutes adds the checkpoint and savepoint routes when the
-// platform serves them.
-func (s *server) checkpointRoutes(mux *http.ServeMux) {
-	if s.checkpoints == nil {
-		return
-	}
-	mux.HandleFunc("GET /v1/jobs/{id}/checkpoints", s.listCheckpoints)
-	mux.HandleFunc("POST /v1/jobs/{id}/savepoints", s.triggerSavepoint)
-	mux.HandleFunc("GET /v1/jobs/{id}/savepoints", s.listSavepoints)
-	mux.HandleFunc("POST /v1/jobs/{id}/stop", s.stopJob)
-}
-
 // failCheckpoint answers a checkpoint error: 409 for a job without
 // checkpoints or not running.
 func (s *server) failCheckpoint(w http.ResponseWriter, r *http.Request, err error) {

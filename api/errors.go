@@ -17,14 +17,11 @@ type moduleProblems interface {
 // logged with the request id and answered with a generic 500.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var specErr *spec.Error
+	var jobErr *runtime.JobError
 	var modErr moduleProblems
 	switch {
 	case errors.As(err, &specErr) && len(specErr.Problems) > 0:
-		problems := make([]fieldProblem, len(specErr.Problems))
-		for i, p := range specErr.Problems {
-			problems[i] = fieldProblem{Field: p.Path, Message: p.Message, Line: p.Line}
-		}
-		writeProblem(w, invalidSpec.listed("invalid job spec: ", problems))
+		writeProblem(w, invalidSpec.listed("invalid job spec: ", fieldProblems(specErr.Problems)))
 	case errors.As(err, &modErr) && len(modErr.ValidationProblems()) > 0:
 		msgs := modErr.ValidationProblems()
 		problems := make([]fieldProblem, len(msgs))
@@ -32,6 +29,8 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			problems[i] = fieldProblem{Message: m}
 		}
 		writeProblem(w, invalidModule.listed("invalid module: ", problems))
+	case errors.As(err, &jobErr) && len(jobErr.Problems) > 0:
+		writeProblem(w, invalidJob.listed("invalid job: ", fieldProblems(jobErr.Problems)))
 	case errors.Is(err, runtime.ErrInvalidJob):
 		writeProblem(w, invalidJob.problem(err.Error()))
 	case errors.Is(err, runtime.ErrNotFound):
@@ -47,6 +46,15 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		s.internal(w, r, "error", err)
 	}
+}
+
+// fieldProblems are a spec's or a job's problems as the API lists them.
+func fieldProblems(list []spec.FieldError) []fieldProblem {
+	problems := make([]fieldProblem, len(list))
+	for i, p := range list {
+		problems[i] = fieldProblem{Field: p.Path, Message: p.Message, Line: p.Line}
+	}
+	return problems
 }
 
 // internal logs what went wrong and answers 500 without the details.

@@ -81,6 +81,8 @@ type fakeJobs struct {
 	submitErr error
 	listErr   error
 	submitted [][]byte
+	// validated records the dry runs: spec, from and allow.
+	validated []string
 }
 
 func (f *fakeJobs) SubmitJob(_ context.Context, spec []byte) (runtime.JobInfo, error) {
@@ -91,6 +93,15 @@ func (f *fakeJobs) SubmitJob(_ context.Context, spec []byte) (runtime.JobInfo, e
 	info := runtime.JobInfo{ID: "job-new", Name: "demo", State: runtime.StateCreated, Created: t0}
 	f.jobs[info.ID] = info
 	return info, nil
+}
+
+// ValidateJob fails as SubmitJob would, else plans a one-vertex job.
+func (f *fakeJobs) ValidateJob(_ context.Context, spec []byte, from string, allow bool) (runtime.JobPlan, error) {
+	if f.submitErr != nil {
+		return runtime.JobPlan{}, f.submitErr
+	}
+	f.validated = append(f.validated, fmt.Sprintf("%s from=%q allow=%v", spec, from, allow))
+	return runtime.JobPlan{Name: "demo", Tasks: 2, Vertices: []runtime.PlanVertex{{ID: "gen", Kind: "source", Parallelism: 2, Task: "gen"}}}, nil
 }
 
 func (f *fakeJobs) ListJobs(context.Context) ([]runtime.JobInfo, error) {

@@ -7,7 +7,8 @@ import (
 	"wasmstream.io/platform/runtime"
 )
 
-// submitJob starts the job the body's JSON or YAML spec declares.
+// submitJob starts the job the body's JSON or YAML spec declares; with
+// dry_run=true it only checks it and answers with what would run.
 func (s *server) submitJob(w http.ResponseWriter, r *http.Request) {
 	from := r.URL.Query().Get("from_savepoint")
 	if r.URL.Query().Has("from_savepoint") && (from == "" || s.checkpoints == nil) {
@@ -23,10 +24,20 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	allow := r.URL.Query().Get("allow_non_restored_state") == "true"
+	if r.URL.Query().Get("dry_run") == "true" {
+		plan, err := s.jobs.ValidateJob(r.Context(), spec, from, allow)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.writeJSON(w, r, http.StatusOK, plan)
+		return
+	}
 	var info runtime.JobInfo
 	var err error
 	if from != "" {
-		info, err = s.checkpoints.SubmitJobFromSavepoint(r.Context(), spec, from, r.URL.Query().Get("allow_non_restored_state") == "true")
+		info, err = s.checkpoints.SubmitJobFromSavepoint(r.Context(), spec, from, allow)
 	} else {
 		info, err = s.jobs.SubmitJob(r.Context(), spec)
 	}
@@ -35,11 +46,14 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/jobs/"+url.PathEscape(info.ID))
-	s.writeJSON(w, r, http.StatusCreated, struct {
-		ID       string           `json:"id"`
-		State    runtime.JobState `json:"state"`
-		Warnings []string         `json:"warnings,omitempty"`
-	}{info.ID, info.State, info.Warnings})
+	s.writeJSON(w, r, http.StatusCreated, submitted{info.ID, info.State, info.Warnings})
+}
+
+// submitted is the answer to a submission.
+type submitted struct {
+	ID       string           `json:"id"`
+	State    runtime.JobState `json:"state"`
+	Warnings []string         `json:"warnings,omitempty"`
 }
 
 func (s *server) listJobs(w http.ResponseWriter, r *http.Request) {

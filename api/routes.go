@@ -1,6 +1,11 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+
+	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/runtime"
+)
 
 // routeProblems answers requests no route matches, and methods a route does
 // not allow, with problem details instead of the mux's plain text.
@@ -41,4 +46,120 @@ func (m *routeMiss) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return m.ResponseWriter.Write(b)
+}
+
+// route is one route of the API: what the mux serves, and what the OpenAPI
+// document (openapi.go) says of it. The mux and the document are both made
+// from routes, so neither has a route the other lacks.
+type route struct {
+	method string
+	// path is the ServeMux pattern's path, with {id} wildcards.
+	path    string
+	op      string // the operationId
+	summary string
+	handler http.Handler
+	// checkpoints: only served when the platform serves checkpoints.
+	checkpoints bool
+	// query lists the query parameters the handler reads.
+	query []param
+	// body is the request body's media types and schema, nil for none.
+	body *body
+	// ok are the success answers.
+	ok []answer
+	// kinds are the problems the route answers with, besides the 401 of
+	// every /v1 route when a token is set.
+	kinds []kind
+}
+
+// param is a query parameter.
+type param struct{ name, doc string }
+
+// body is a request body: the media types the route accepts ("" for none)
+// and the schema of its content.
+type body struct {
+	types  []string
+	schema any
+	doc    string
+}
+
+// answer is a success: its status, what it means, and the Go value the
+// handler encodes as JSON (nil for no body, or for text answers of
+// contentType).
+type answer struct {
+	status      int
+	doc         string
+	value       any
+	contentType string
+}
+
+// specTypes are the media types of a job spec.
+var specTypes = []string{"", "application/json", "application/yaml", "application/x-yaml", "text/yaml"}
+
+// routes are every route of the API but the web UI.
+func (s *server) routes(metrics http.Handler) []route {
+	f := func(h http.HandlerFunc) http.Handler { return h }
+	job := runtime.JobInfo{}
+	return []route{
+		{method: "POST", path: "/v1/modules", op: "uploadModule", summary: "Upload a module", handler: f(s.uploadModule),
+			body:  &body{types: []string{"application/wasm", "application/octet-stream"}, schema: map[string]any{"type": "string", "contentMediaType": "application/wasm"}, doc: "the module's raw bytes"},
+			ok:    []answer{{status: 201, doc: "stored under its content hash", value: runtime.ModuleInfo{}}},
+			kinds: []kind{invalidRequest, invalidModule, bodyTooLarge, unsupportedMediaType}},
+		{method: "GET", path: "/v1/modules", op: "listModules", summary: "List modules", handler: f(s.listModules),
+			ok: []answer{{status: 200, doc: "the modules", value: struct {
+				Modules []runtime.ModuleInfo `json:"modules"`
+			}{}}}},
+		{method: "GET", path: "/v1/modules/{id}", op: "getModule", summary: "Describe a module", handler: f(s.getModule),
+			ok: []answer{{status: 200, doc: "the module", value: runtime.ModuleInfo{}}}, kinds: []kind{notFound}},
+		{method: "DELETE", path: "/v1/modules/{id}", op: "deleteModule", summary: "Delete a module no job uses", handler: f(s.deleteModule),
+			ok: []answer{{status: 204, doc: "deleted"}}, kinds: []kind{notFound, moduleInUse}},
+		{method: "POST", path: "/v1/jobs", op: "submitJob", summary: "Submit a job spec (JSON or YAML), or check it with dry_run", handler: f(s.submitJob),
+			query: []param{
+				{"from_savepoint", "start from this savepoint (an id GET /v1/jobs/{id}/savepoints lists)"},
+				{"allow_non_restored_state", "true: drop the savepoint's state that no operator takes"},
+				{"dry_run", "true: run every check and answer with what would run, without starting the job"},
+			},
+			body: &body{types: specTypes, schema: map[string]any{"$ref": "/v1/schema/job"}, doc: "the job spec (docs/JOBS.md); its JSON Schema is GET /v1/schema/job"},
+			ok: []answer{
+				{status: 201, doc: "accepted and started", value: submitted{}},
+				{status: 200, doc: "with dry_run=true: the job is valid and would run this", value: runtime.JobPlan{}},
+			},
+			kinds: []kind{invalidRequest, invalidSpec, invalidJob, bodyTooLarge, unsupportedMediaType}},
+		{method: "GET", path: "/v1/jobs", op: "listJobs", summary: "List jobs", handler: f(s.listJobs),
+			ok: []answer{{status: 200, doc: "the jobs", value: struct {
+				Jobs []runtime.JobInfo `json:"jobs"`
+			}{}}}},
+		{method: "GET", path: "/v1/jobs/{id}", op: "getJob", summary: "A job's state and vertices", handler: f(s.getJob),
+			ok: []answer{{status: 200, doc: "the job", value: job}}, kinds: []kind{notFound}},
+		{method: "POST", path: "/v1/jobs/{id}/cancel", op: "cancelJob", summary: "Cancel a job", handler: f(s.cancelJob),
+			ok: []answer{{status: 200, doc: "cancelled", value: job}}, kinds: []kind{notFound, jobFinished}},
+		{method: "GET", path: "/v1/jobs/{id}/backpressure", op: "getBackpressure", summary: "A job's backpressure by subtask, and its bottleneck", handler: f(s.backpressure),
+			ok: []answer{{status: 200, doc: "the last sampled interval", value: runtime.BackpressureInfo{}}}, kinds: []kind{notFound}},
+		{method: "GET", path: "/v1/jobs/{id}/checkpoints", op: "listCheckpoints", summary: "A job's checkpoint history", handler: f(s.listCheckpoints), checkpoints: true,
+			ok: []answer{{status: 200, doc: "oldest first", value: struct {
+				Checkpoints []checkpoint.Stats `json:"checkpoints"`
+			}{}}}, kinds: []kind{notFound, noCheckpoints}},
+		{method: "POST", path: "/v1/jobs/{id}/savepoints", op: "triggerSavepoint", summary: "Trigger a savepoint", handler: f(s.triggerSavepoint), checkpoints: true,
+			ok: []answer{{status: 202, doc: "triggered; poll GET /v1/jobs/{id}/savepoints", value: runtime.SavepointInfo{}}}, kinds: []kind{notFound, noCheckpoints}},
+		{method: "GET", path: "/v1/jobs/{id}/savepoints", op: "listSavepoints", summary: "A job's savepoints", handler: f(s.listSavepoints), checkpoints: true,
+			ok: []answer{{status: 200, doc: "the savepoints", value: struct {
+				Savepoints []runtime.SavepointInfo `json:"savepoints"`
+			}{}}}, kinds: []kind{notFound, noCheckpoints}},
+		{method: "POST", path: "/v1/jobs/{id}/stop", op: "stopJob", summary: "Stop a job with a savepoint", handler: f(s.stopJob), checkpoints: true,
+			ok: []answer{{status: 202, doc: "the savepoint that stops the job is triggered", value: runtime.SavepointInfo{}}}, kinds: []kind{notFound, noCheckpoints}},
+		{method: "GET", path: "/v1/openapi.json", op: "getOpenAPI", summary: "This document", handler: f(s.openAPIDoc),
+			ok: []answer{{status: 200, doc: "the OpenAPI 3.1 document of this API", contentType: "application/json"}}},
+		{method: "GET", path: "/v1/schema/job", op: "getJobSchema", summary: "The JSON Schema of a job spec", handler: f(jobSchema),
+			ok: []answer{{status: 200, doc: "a JSON Schema (draft 2020-12)", contentType: "application/schema+json"}}},
+		{method: "GET", path: "/metrics", op: "getMetrics", summary: "Prometheus metrics", handler: metrics,
+			ok: []answer{{status: 200, doc: "the Prometheus text exposition", contentType: "text/plain"}}},
+		{method: "GET", path: "/healthz", op: "getHealth", summary: "Liveness", handler: f(healthz),
+			ok: []answer{{status: 200, doc: "the process serves HTTP", value: status{}}}},
+		{method: "GET", path: "/readyz", op: "getReadiness", summary: "Readiness", handler: f(s.readyz),
+			ok: []answer{{status: 200, doc: "ready to take work", value: status{}}}, kinds: []kind{notReady}},
+	}
+}
+
+// status is the body of the probes' 200.
+type status struct {
+	Status string `json:"status"`
 }

@@ -17,7 +17,6 @@ import (
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/plan"
-	"wasmstream.io/platform/runtime/spec"
 )
 
 // Config wires a Manager to the platform's parts.
@@ -117,18 +116,7 @@ func (m *Manager) resume(ctx context.Context) error {
 // prepare parses and checks a job spec and makes the job, not yet started;
 // from names the savepoint it starts from, if any.
 func (m *Manager) prepare(ctx context.Context, id string, data []byte, from string, allowNonRestored bool) (*job, error) {
-	js, err := spec.Parse(data)
-	if err != nil {
-		return nil, err
-	}
-	p, err := plan.Build(js, m.lookupDescription)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.checkConnectors(ctx, p); err != nil {
-		return nil, err
-	}
-	cp, err := m.prepareCheckpoints(ctx, p, from, allowNonRestored)
+	p, cp, err := m.check(ctx, data, from, allowNonRestored) // validate.go
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +171,7 @@ func (m *Manager) checkConnectors(ctx context.Context, p *plan.Plan) error {
 			return fmt.Errorf("%w: sources[%d].jetstream: no NATS connection", ErrInvalidJob, i)
 		}
 		if _, err := m.cfg.JetStream.Stream(ctx, s.JetStream.Stream); err != nil {
-			return fmt.Errorf("%w: sources[%d].jetstream.stream: %q: %v", ErrInvalidJob, i, s.JetStream.Stream, err)
+			return missingStream(fmt.Sprintf("sources[%d].jetstream.stream", i), s.JetStream.Stream, s.JetStream.Subjects, err)
 		}
 	}
 	for i, s := range p.Job.Sinks {
@@ -194,7 +182,7 @@ func (m *Manager) checkConnectors(ctx context.Context, p *plan.Plan) error {
 			return fmt.Errorf("%w: sinks[%d].jetstream: no NATS connection", ErrInvalidJob, i)
 		}
 		if _, err := m.cfg.JetStream.StreamNameBySubject(ctx, s.JetStream.Subject); err != nil {
-			return fmt.Errorf("%w: sinks[%d].jetstream.subject: no stream captures %q: %v", ErrInvalidJob, i, s.JetStream.Subject, err)
+			return noStreamFor(fmt.Sprintf("sinks[%d].jetstream.subject", i), s.JetStream.Subject, err)
 		}
 	}
 	if p.Job.OnUDFError == operator.OnErrorDeadLetter {
@@ -202,7 +190,7 @@ func (m *Manager) checkConnectors(ctx context.Context, p *plan.Plan) error {
 			return fmt.Errorf("%w: dead_letter_subject: no NATS connection", ErrInvalidJob)
 		}
 		if _, err := m.cfg.JetStream.StreamNameBySubject(ctx, p.Job.DeadLetter); err != nil {
-			return fmt.Errorf("%w: dead_letter_subject: no stream captures %q: %v", ErrInvalidJob, p.Job.DeadLetter, err)
+			return noStreamFor("dead_letter_subject", p.Job.DeadLetter, err)
 		}
 	}
 	return nil

@@ -191,7 +191,7 @@ out  sink  2  lines  3  3  0  0.00  -
 		{args: []string{"job", "watch", job2}, want: "job JOB2 (words) CANCELED\nVERTEX  PARALLELISM  IN  IN/S  OUT  OUT/S  WATERMARK  BACKPRESSURE\n" +
 			"lines  2  0  -  0  -  -  OK 0.00\nsplit  2  0  -  0  -  -  OK 0.00\nout  2  0  -  0  -  -  OK 0.00\n"},
 		{args: []string{"job", "resume", job2, spec}, wantErr: "job JOB2 has no completed savepoint: take one with platform job savepoint JOB2 (or stop it)"},
-		{args: []string{"job", "submit", spec, "--from-savepoint", job + "-9"}, wantErr: "Invalid job (400): invalid job: from_savepoint: JOB1-9: no such savepoint"},
+		{args: []string{"job", "submit", spec, "--from-savepoint", job + "-9"}, wantErr: "Invalid job (400):\n  from_savepoint: JOB1-9: no such savepoint"},
 		{args: []string{"job", "list", "-o", "id"}, want: "JOB1\nJOB2\n"},
 		{args: []string{"module", "rm", mod}, want: "deleted module MOD\n"},
 		{args: []string{"module", "list"}, want: "ID  SIZE  FUNCTIONS  USED BY\n"},

@@ -82,7 +82,7 @@ func (c *client) jobAction(cmd *cobra.Command, method, path string, show func(ru
 
 func newJobSubmitCommand(c *client) *cobra.Command {
 	var from string
-	var allow bool
+	var allow, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "submit FILE",
 		Short: "Submit a job spec (JSON or YAML; FILE - reads it from standard input)",
@@ -92,9 +92,13 @@ func newJobSubmitCommand(c *client) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if dryRun {
+				return c.dryRun(cmd, args[0], spec, from, allow)
+			}
 			return c.submit(cmd, args[0], spec, from, allow, "")
 		},
 	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every check of a submission and print what would run, without starting the job")
 	cmd.Flags().StringVar(&from, "from-savepoint", "", "start from this savepoint (platform job savepoints ID lists them)")
 	cmd.Flags().BoolVar(&allow, "allow-non-restored-state", false, "with --from-savepoint: drop the state no operator of the job takes")
 	return cmd
@@ -134,16 +138,56 @@ func newJobResumeCommand(c *client) *cobra.Command {
 	return cmd
 }
 
+// submitPath is the path of a submission, from a savepoint when from is
+// set.
+func submitPath(from string, allow bool) string {
+	q := url.Values{}
+	if from != "" {
+		q.Set("from_savepoint", from)
+		if allow {
+			q.Set("allow_non_restored_state", "true")
+		}
+	}
+	if len(q) == 0 {
+		return "/v1/jobs"
+	}
+	return "/v1/jobs?" + q.Encode()
+}
+
+// dryRun checks a spec as a submission would (POST /v1/jobs?dry_run=true)
+// and prints what would run and the warnings; -o id prints the job's name.
+func (c *client) dryRun(cmd *cobra.Command, name string, spec []byte, from string, allow bool) error {
+	path := submitPath(from, allow)
+	if strings.Contains(path, "?") {
+		path += "&dry_run=true"
+	} else {
+		path += "?dry_run=true"
+	}
+	var p runtime.JobPlan
+	raw, err := c.api.call(cmd.Context(), http.MethodPost, path, specType(name, spec), spec, &p)
+	switch {
+	case err != nil || c.printed(cmd.OutOrStdout(), raw):
+		return err
+	case c.format == "id":
+		fmt.Fprintln(cmd.OutOrStdout(), p.Name)
+	default:
+		fmt.Fprintf(cmd.OutOrStdout(), "job %s is valid: it would run %d tasks (not started)\n", p.Name, p.Tasks)
+		rows := make([][]string, len(p.Vertices))
+		for i, v := range p.Vertices {
+			rows[i] = []string{v.ID, v.Kind, strconv.Itoa(v.Parallelism), v.Task}
+		}
+		table(cmd.OutOrStdout(), []string{"VERTEX", "KIND", "PARALLELISM", "TASK"}, rows)
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
+	return nil
+}
+
 // submit posts a spec, from a savepoint when from is set, and prints the
 // new job, with suffix after its id and state, and its warnings.
 func (c *client) submit(cmd *cobra.Command, name string, spec []byte, from string, allow bool, suffix string) error {
-	path := "/v1/jobs"
-	if from != "" {
-		path += "?from_savepoint=" + url.QueryEscape(from)
-		if allow {
-			path += "&allow_non_restored_state=true"
-		}
-	}
+	path := submitPath(from, allow)
 	var j runtime.JobInfo
 	raw, err := c.api.call(cmd.Context(), http.MethodPost, path, specType(name, spec), spec, &j)
 	switch {

@@ -153,7 +153,7 @@ func (d *decoder) object(n *yaml.Node, v reflect.Value, path string) {
 		keyLines[k.Value] = k.Line
 		f, ok := fieldIndex(t, k.Value)
 		if !ok {
-			d.fail(p, k, "unknown field")
+			d.fail(p, k, "unknown field%s", didYouMean(k.Value, fieldNames(t)))
 			continue
 		}
 		if isNull(val) {
@@ -192,6 +192,15 @@ func fieldIndex(t reflect.Type, name string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// fieldNames are the json names of t's fields, in order.
+func fieldNames(t reflect.Type) []string {
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i] = jsonName(t.Field(i))
+	}
+	return names
 }
 
 func jsonName(f reflect.StructField) string {

@@ -13,7 +13,17 @@ func TestErrorMessages(t *testing.T) {
 		name, spec, want string
 	}{
 		{"unknown field with line", minimalSpec + "udf:\n  batchsize: 3\n",
-			"udf.batchsize: unknown field (line 6)"},
+			`udf.batchsize: unknown field (did you mean "batch_size"?) (line 6)`},
+		{"unknown field far from every name", minimalSpec + "colour: red\n",
+			"colour: unknown field (line 5)"},
+		{"misspelt input", withOps("  - {id: op, input: scr, map: {module: " + modA + ", function: f}}\n"),
+			`operators[0].input: no source or operator has id "scr" (did you mean "src"?) (line 4)`},
+		{"misspelt late output", "name: j\n" + src + "operators:\n  - {id: op, input: src, key_by: {field: k}, window: {type: tumbling, size: 1m}, aggregate: {builtin: count}, late_output: lates}\n" +
+			"sinks: [{id: out, input: op, discard: true}, {id: late, discard: true}]\n",
+			`operators[0].late_output: no sink has id "lates" (did you mean "late"?) (line 4); ` +
+				"sinks[1].input: required unless an operator's late_output names this sink (line 5)"},
+		{"misspelt enum", minimalSpec + "time: evnet\n",
+			`time: must be one of event, processing, ingestion; got "evnet" (did you mean "event"?) (line 5)`},
 		{"wrong type", minimalSpec + "operators: {}\n",
 			"operators: want a list, got an object (line 5)"},
 		{"custom tag", "name: !custom j\n" + src + out,
@@ -60,6 +70,36 @@ func TestFieldErrorString(t *testing.T) {
 	} {
 		if got := tc.e.Error(); got != tc.want {
 			t.Errorf("%#v: got %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	names := []string{"parallelism", "max_parallelism", "time", "sources", "sinks", "input", "id"}
+	for _, tc := range []struct{ word, want string }{
+		{"paralelism", "parallelism"},
+		{"parallelsim", "parallelism"},
+		{"max_paralellism", "max_parallelism"},
+		{"tim", "time"},
+		{"inptu", "input"},
+		{"sink", "sinks"},
+		{"source", "sources"},
+		{"ix", "id"},
+		{"colour", ""},
+		{"", ""},
+		{"time", ""},
+		{"threads", ""},
+	} {
+		if got := closest(tc.word, names); got != tc.want {
+			t.Errorf("closest(%q) = %q, want %q", tc.word, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"a", "", 1}, {"abc", "acb", 1}, {"kitten", "sitting", 3}, {"µs", "us", 1}} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
 }

@@ -3,7 +3,7 @@ package spec
 // Operator is one transformation. Exactly one of Map, Filter, FlatMap,
 // Aggregate, Reduce, ProcessWindow, Process and Join is set; Kind names it.
 type Operator struct {
-	ID    string `json:"id"`
+	ID    string `json:"id" required:"true"`
 	Input string `json:"input,omitempty"` // empty for a join
 	// Parallelism defaults to the job's.
 	Parallelism int    `json:"parallelism"`
@@ -41,7 +41,7 @@ type KeyBy struct {
 // tumbling {Size, Offset}, sliding {Size, Slide, Offset},
 // session {Gap or GapFunction}, count {Count, CountSlide}.
 type Window struct {
-	Type   string   `json:"type"` // tumbling | sliding | session | count
+	Type   string   `json:"type" required:"true"` // tumbling | sliding | session | count
 	Size   Duration `json:"size,omitzero"`
 	Slide  Duration `json:"slide,omitzero"`
 	Offset Duration `json:"offset,omitzero"`
@@ -63,8 +63,8 @@ type Aggregate struct {
 
 // JoinSide is one input of a join.
 type JoinSide struct {
-	Input string `json:"input"`
-	KeyBy KeyBy  `json:"key_by"`
+	Input string `json:"input" required:"true"`
+	KeyBy KeyBy  `json:"key_by" required:"true"`
 }
 
 // Interval bounds an interval join relative to the left record's timestamp.
@@ -78,8 +78,8 @@ type Interval struct {
 // Join joins two keyed inputs over a window or an interval. Without Function
 // or CoGroup it emits the built-in pairs.
 type Join struct {
-	Left     JoinSide     `json:"left"`
-	Right    JoinSide     `json:"right"`
+	Left     JoinSide     `json:"left" required:"true"`
+	Right    JoinSide     `json:"right" required:"true"`
 	Window   *Window      `json:"window,omitempty"`
 	Interval *Interval    `json:"interval,omitempty"`
 	Function *FunctionRef `json:"function,omitempty"`

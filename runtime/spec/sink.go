@@ -3,7 +3,7 @@ package spec
 // Sink is one output of the job. A sink without Input receives the side
 // output of the operators whose late_output names it.
 type Sink struct {
-	ID    string `json:"id"`
+	ID    string `json:"id" required:"true"`
 	Input string `json:"input,omitempty"`
 	// Parallelism defaults to the job's.
 	Parallelism int `json:"parallelism"`
@@ -20,7 +20,7 @@ type Sink struct {
 
 // JSSink publishes to a JetStream subject.
 type JSSink struct {
-	Subject string `json:"subject"`
+	Subject string `json:"subject" required:"true"`
 	// MaxInFlight bounds unacknowledged publishes; default 4096.
 	MaxInFlight int `json:"max_in_flight" default:"4096"`
 }

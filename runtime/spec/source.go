@@ -2,7 +2,7 @@ package spec
 
 // Source is one input of the job. Exactly one of JetStream and Generator is set.
 type Source struct {
-	ID string `json:"id"`
+	ID string `json:"id" required:"true"`
 	// Parallelism defaults to the job's.
 	Parallelism int        `json:"parallelism"`
 	JetStream   *JSSource  `json:"jetstream,omitempty"`
@@ -13,7 +13,7 @@ type Source struct {
 
 // JSSource reads a JetStream stream.
 type JSSource struct {
-	Stream string `json:"stream"`
+	Stream string `json:"stream" required:"true"`
 	// Subjects filter the stream; none: every subject.
 	Subjects []string `json:"subjects,omitempty"`
 	// Bounded ends the source at the last sequence present when the job starts.
@@ -22,10 +22,10 @@ type JSSource struct {
 
 // Generator produces records without NATS.
 type Generator struct {
-	Kind  string `json:"kind"`                // sequence | clicks | text | nexmark
-	Rate  int    `json:"rate,omitzero"`       // records per second; 0: as fast as possible
-	Count int64  `json:"count,omitzero"`      // 0: unbounded
-	Keys  int    `json:"keys" default:"1000"` // distinct keys
+	Kind  string `json:"kind" required:"true"` // sequence | clicks | text | nexmark
+	Rate  int    `json:"rate,omitzero"`        // records per second; 0: as fast as possible
+	Count int64  `json:"count,omitzero"`       // 0: unbounded
+	Keys  int    `json:"keys" default:"1000"`  // distinct keys
 	// Seed selects the records: the same seed gives the same records.
 	Seed int64 `json:"seed,omitzero"`
 	// Nexmark configures the nexmark kind's model; only with it.
@@ -56,7 +56,7 @@ type Timestamp struct {
 
 // Watermark is a source's watermark strategy.
 type Watermark struct {
-	Strategy          string   `json:"strategy"` // bounded_out_of_orderness | monotonous | none | punctuated
+	Strategy          string   `json:"strategy" required:"true"` // bounded_out_of_orderness | monotonous | none | punctuated
 	MaxOutOfOrderness Duration `json:"max_out_of_orderness,omitzero"`
 	IdleTimeout       Duration `json:"idle_timeout,omitzero"` // 0: never idle
 	// Interval is the period of watermark emission in processing time;

@@ -5,13 +5,15 @@
 // The `json` tag of a field is its name in the spec. A `default` tag holds the
 // YAML that stands in for the field when the spec leaves it out (or sets it to
 // null): `default:"{}"` makes an absent block present with its own defaults.
+// A `required:"true"` tag marks a field the validator insists on (a list:
+// with at least one element); JSONSchema lists these as required.
 package spec
 
 // Job is a parsed, defaulted and validated job specification.
 // After Parse, UDF, Restart and State are always set; Checkpoint is nil when
 // the job takes no checkpoints.
 type Job struct {
-	Name           string        `json:"name"`
+	Name           string        `json:"name" required:"true"`
 	Parallelism    int           `json:"parallelism" default:"1"`
 	MaxParallelism int           `json:"max_parallelism" default:"128"`
 	Time           string        `json:"time" default:"event"` // event | processing | ingestion
@@ -22,9 +24,9 @@ type Job struct {
 	DeadLetter     string        `json:"dead_letter_subject,omitempty"`
 	UDF            UDFLimits     `json:"udf" default:"{}"`
 	State          *StateBackend `json:"state,omitempty" default:"{}"`
-	Sources        []Source      `json:"sources"`
+	Sources        []Source      `json:"sources" required:"true"`
 	Operators      []Operator    `json:"operators,omitempty"`
-	Sinks          []Sink        `json:"sinks"`
+	Sinks          []Sink        `json:"sinks" required:"true"`
 }
 
 // UDFLimits are the sandbox limits for every Wasm instance of the job.
@@ -40,7 +42,7 @@ type UDFLimits struct {
 
 // Checkpoint configures periodic checkpoints.
 type Checkpoint struct {
-	Interval  Duration `json:"interval"`
+	Interval  Duration `json:"interval" required:"true"`
 	Mode      string   `json:"mode" default:"exactly_once"` // exactly_once | at_least_once
 	Unaligned bool     `json:"unaligned,omitzero"`
 	Timeout   Duration `json:"timeout" default:"10m"`
@@ -68,6 +70,6 @@ type StateBackend struct {
 
 // FunctionRef names a function in an uploaded module.
 type FunctionRef struct {
-	Module   string `json:"module"` // "sha256:" and 64 lowercase hex digits
-	Function string `json:"function"`
+	Module   string `json:"module" required:"true"` // "sha256:" and 64 lowercase hex digits
+	Function string `json:"function" required:"true"`
 }

@@ -6,7 +6,7 @@ import "fmt"
 // Flink's StateTtlConfig.
 type StateTTL struct {
 	// State is the state's name in the module's self-description.
-	State string `json:"state"`
+	State string `json:"state" required:"true"`
 	// TTL is the time to live; 0s turns TTL off for the state.
 	TTL Duration `json:"ttl"`
 	// UpdateType is on_create_and_write (when empty) or on_read_and_write.
@@ -15,12 +15,6 @@ type StateTTL struct {
 	// return_expired_if_not_cleaned_up.
 	Visibility string `json:"visibility,omitempty"`
 }
-
-// Names of StateTTL's options.
-var (
-	ttlUpdateTypes  = []string{"on_create_and_write", "on_read_and_write"}
-	ttlVisibilities = []string{"never_return_expired", "return_expired_if_not_cleaned_up"}
-)
 
 // keyedState checks on_timer and state_ttl, which only keyed functions with
 // state use.

@@ -33,7 +33,7 @@ func (x vertex) path() string { return fmt.Sprintf("%ss[%d]", x.kind, x.index) }
 func validate(j *Job, seen map[string]int) []FieldError {
 	v := &validator{job: j, seen: seen, vertices: map[string]vertex{}}
 	v.settings()
-	v.ids()
+	v.checkIDs()
 	for i := range j.Sources {
 		v.source(fmt.Sprintf("sources[%d]", i), &j.Sources[i])
 	}
@@ -51,12 +51,7 @@ func (v *validator) fail(path, format string, args ...any) {
 
 // line is the line of path or of its nearest given ancestor; 0 at the top.
 func (v *validator) line(path string) int {
-	for p := path; p != ""; p = parent(p) {
-		if l, ok := v.seen[p]; ok {
-			return l
-		}
-	}
-	return 0
+	return Lines(v.seen).Line(path)
 }
 
 // oneOf checks that s is one of the allowed values.
@@ -71,7 +66,7 @@ func (v *validator) oneOf(path, s string, allowed ...string) {
 		v.fail(path, "required: one of %s", list)
 		return
 	}
-	v.fail(path, "must be one of %s; got %q", list, s)
+	v.fail(path, "must be one of %s; got %q%s", list, s, didYouMean(s, allowed))
 }
 
 func (v *validator) positive(path string, d Duration) {
@@ -135,8 +130,8 @@ func (v *validator) settings() {
 	}
 	v.between("max_parallelism", int64(j.MaxParallelism), 1, maxMaxParallelism)
 	v.parallelism("parallelism", j.Parallelism)
-	v.oneOf("time", j.Time, "event", "processing", "ingestion")
-	v.oneOf("on_udf_error", j.OnUDFError, "fail", "skip", "dead_letter")
+	v.oneOf("time", j.Time, timeModes...)
+	v.oneOf("on_udf_error", j.OnUDFError, onUDFErrors...)
 	switch {
 	case j.OnUDFError == "dead_letter" && j.DeadLetter == "":
 		v.fail("dead_letter_subject", "required when on_udf_error is dead_letter")
@@ -152,7 +147,7 @@ func (v *validator) settings() {
 		v.checkpoint(j.Checkpoint)
 	}
 	v.restart(j.Restart)
-	v.oneOf("state.backend", j.State.Backend, "memory", "pebble")
+	v.oneOf("state.backend", j.State.Backend, stateBackends...)
 	if j.State.Budget < 0 {
 		v.fail("state.budget", "must not be negative, got %d", j.State.Budget)
 	}
@@ -173,7 +168,7 @@ func (v *validator) udf(u *UDFLimits) {
 
 func (v *validator) checkpoint(c *Checkpoint) {
 	v.positive("checkpoint.interval", c.Interval)
-	v.oneOf("checkpoint.mode", c.Mode, "exactly_once", "at_least_once")
+	v.oneOf("checkpoint.mode", c.Mode, checkpointModes...)
 	v.positive("checkpoint.timeout", c.Timeout)
 	v.notNegative("checkpoint.min_pause", c.MinPause)
 	if c.Retain < 1 {
@@ -182,7 +177,7 @@ func (v *validator) checkpoint(c *Checkpoint) {
 }
 
 func (v *validator) restart(r *Restart) {
-	v.oneOf("restart.strategy", r.Strategy, "none", "fixed_delay", "exponential")
+	v.oneOf("restart.strategy", r.Strategy, restartStrategies...)
 	if r.MaxAttempts < 0 {
 		v.fail("restart.max_attempts", "must not be negative, got %d", r.MaxAttempts)
 	}

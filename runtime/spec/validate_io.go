@@ -1,10 +1,34 @@
 package spec
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
-// ids checks every vertex id and indexes the first declaration of each,
+// ids lists the valid ids of the vertices of the given kinds, in the order
+// they are declared.
+func (v *validator) ids(kinds ...string) []string {
+	var out []string
+	add := func(kind string, id string) {
+		if x, ok := v.vertices[id]; ok && x.kind == kind && slices.Contains(kinds, kind) {
+			out = append(out, id)
+		}
+	}
+	for _, s := range v.job.Sources {
+		add(KindSource, s.ID)
+	}
+	for _, o := range v.job.Operators {
+		add(KindOperator, o.ID)
+	}
+	for _, s := range v.job.Sinks {
+		add(KindSink, s.ID)
+	}
+	return out
+}
+
+// checkIDs checks every vertex id and indexes the first declaration of each,
 // before any input is resolved.
-func (v *validator) ids() {
+func (v *validator) checkIDs() {
 	j := v.job
 	if len(j.Sources) == 0 {
 		v.fail("sources", "at least one source is required")
@@ -45,7 +69,7 @@ func (v *validator) input(path, id string) {
 	}
 	switch x, ok := v.vertices[id]; {
 	case !ok:
-		v.fail(path, "no source or operator has id %q", id)
+		v.fail(path, "no source or operator has id %q%s", id, didYouMean(id, v.ids(KindSource, KindOperator)))
 	case x.kind == KindSink:
 		v.fail(path, "%q is a sink; an input is a source or an operator", id)
 	}
@@ -70,7 +94,7 @@ func (v *validator) source(p string, s *Source) {
 		}
 	}
 	if g := s.Generator; g != nil {
-		v.oneOf(p+".generator.kind", g.Kind, "sequence", "clicks", "text", "nexmark")
+		v.oneOf(p+".generator.kind", g.Kind, generatorKinds...)
 		if g.Rate < 0 {
 			v.fail(p+".generator.rate", "must not be negative, got %d", g.Rate)
 		}
@@ -98,7 +122,7 @@ func (v *validator) source(p string, s *Source) {
 }
 
 func (v *validator) watermark(p string, w *Watermark) {
-	v.oneOf(p+".strategy", w.Strategy, "bounded_out_of_orderness", "monotonous", "none", "punctuated")
+	v.oneOf(p+".strategy", w.Strategy, watermarkStrategies...)
 	v.notNegative(p+".max_out_of_orderness", w.MaxOutOfOrderness)
 	if w.MaxOutOfOrderness.Duration > 0 && w.Strategy != "bounded_out_of_orderness" {
 		v.fail(p+".max_out_of_orderness", "only used by the bounded_out_of_orderness strategy")
@@ -159,7 +183,7 @@ func (v *validator) sinks() {
 func (v *validator) lateOutput(path, id string) {
 	switch x, ok := v.vertices[id]; {
 	case !ok:
-		v.fail(path, "no sink has id %q", id)
+		v.fail(path, "no sink has id %q%s", id, didYouMean(id, v.ids(KindSink)))
 	case x.kind != KindSink:
 		v.fail(path, "%q is not a sink", id)
 	case v.job.Sinks[x.index].Input != "":

@@ -168,14 +168,14 @@ func (v *validator) aggregate(p string, a *Aggregate) {
 	case a.Field == "" && slices.Contains(fieldAggregates, a.Builtin):
 		v.fail(p+".field", "required by %s", a.Builtin)
 	default:
-		v.oneOf(p+".builtin", a.Builtin, append([]string{"count"}, fieldAggregates...)...)
+		v.oneOf(p+".builtin", a.Builtin, builtinAggregates...)
 	}
 }
 
 // partition checks an explicit partitioning: a known name, and forward only
 // between equal parallelisms, as Flink requires.
 func (v *validator) partition(path, partition, input string, parallelism int) {
-	v.oneOf(path, partition, "forward", "rebalance", "broadcast")
+	v.oneOf(path, partition, partitions...)
 	if partition != "forward" {
 		return
 	}

@@ -12,7 +12,7 @@ var windowFields = map[string][]string{
 
 // window checks a window; a join's window must be a time window.
 func (v *validator) window(p string, w *Window, join bool) {
-	v.oneOf(p+".type", w.Type, "tumbling", "sliding", "session", "count")
+	v.oneOf(p+".type", w.Type, windowTypes...)
 	uses, known := windowFields[w.Type]
 	if !known {
 		return

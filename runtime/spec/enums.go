@@ -1,0 +1,36 @@
+package spec
+
+import "reflect"
+
+// The fixed values of the spec's string fields. The validator accepts only
+// these, and JSONSchema writes them as the fields' enums (see enums).
+var (
+	timeModes           = []string{"event", "processing", "ingestion"}
+	onUDFErrors         = []string{"fail", "skip", "dead_letter"}
+	stateBackends       = []string{"memory", "pebble"}
+	checkpointModes     = []string{"exactly_once", "at_least_once"}
+	restartStrategies   = []string{"none", "fixed_delay", "exponential"}
+	generatorKinds      = []string{"sequence", "clicks", "text", "nexmark"}
+	watermarkStrategies = []string{"bounded_out_of_orderness", "monotonous", "none", "punctuated"}
+	partitions          = []string{"forward", "rebalance", "broadcast"}
+	windowTypes         = []string{"tumbling", "sliding", "session", "count"}
+	builtinAggregates   = append([]string{"count"}, fieldAggregates...)
+	ttlUpdateTypes      = []string{"on_create_and_write", "on_read_and_write"}
+	ttlVisibilities     = []string{"never_return_expired", "return_expired_if_not_cleaned_up"}
+)
+
+// enums maps a spec type and the json name of one of its fields to the
+// values the field takes.
+var enums = map[reflect.Type]map[string][]string{
+	reflect.TypeFor[Job]():          {"time": timeModes, "on_udf_error": onUDFErrors},
+	reflect.TypeFor[StateBackend](): {"backend": stateBackends},
+	reflect.TypeFor[Checkpoint]():   {"mode": checkpointModes},
+	reflect.TypeFor[Restart]():      {"strategy": restartStrategies},
+	reflect.TypeFor[Generator]():    {"kind": generatorKinds},
+	reflect.TypeFor[Watermark]():    {"strategy": watermarkStrategies},
+	reflect.TypeFor[Operator]():     {"partition": partitions},
+	reflect.TypeFor[Sink]():         {"partition": partitions},
+	reflect.TypeFor[Window]():       {"type": windowTypes},
+	reflect.TypeFor[Aggregate]():    {"builtin": builtinAggregates},
+	reflect.TypeFor[StateTTL]():     {"update_type": ttlUpdateTypes, "visibility": ttlVisibilities},
+}

@@ -1,0 +1,142 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/spec"
+)
+
+// TestValidateJob: a valid job is planned and nothing of it is kept; an
+// invalid one fails as its submission would, with its problems listed.
+func TestValidateJob(t *testing.T) {
+	m, js := newJetStreamManager(t)
+	ctx := context.Background()
+	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "upper-wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out"}}); err != nil {
+		t.Fatal(err)
+	}
+	const tmpl = `name: v
+parallelism: 2
+sources:
+  - {id: in, jetstream: {stream: %s, subjects: ["in.>"]}}
+operators:
+  - id: up
+    input: in
+    map: {module: "%s", function: %s}
+  - {id: one, input: up, parallelism: 1, filter: {module: "%s", function: upper}}
+sinks:
+  - {id: out, input: one, parallelism: 1, jetstream: {subject: %s}}
+`
+	valid := fmt.Sprintf(tmpl, "IN", mod.ID, "upper", mod.ID, "out")
+
+	plan, err := m.ValidateJob(ctx, []byte(valid), "", false)
+	if err == nil || plan.Name != "" {
+		t.Fatalf("a filter named upper, which is a map: got %+v, %v", plan, err)
+	}
+	var je *JobError
+	if !errors.As(err, &je) || !errors.Is(err, ErrInvalidJob) {
+		t.Fatalf("got %T %v, want a *JobError", err, err)
+	}
+	want := []spec.FieldError{{Path: "operators[1].filter.function", Message: `"upper" is a map function, want filter`, Line: 9}}
+	if !reflect.DeepEqual(je.Problems, want) {
+		t.Errorf("problems %+v, want %+v", je.Problems, want)
+	}
+
+	valid = strings.Replace(valid, "filter: {", "map: {", 1)
+	plan, err = m.ValidateJob(ctx, []byte(valid), "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPlan := JobPlan{Name: "v", Tasks: 3, Modules: []string{mod.ID},
+		Vertices: []PlanVertex{{"in", "source", 2, "in"}, {"up", "map", 2, "in"}, {"one", "map", 1, "one"}, {"out", "sink", 1, "one"}},
+		Edges: []EdgeInfo{{From: "in", To: "up", Ship: "forward", Chained: true}, {From: "up", To: "one", Ship: "rebalance"},
+			{From: "one", To: "out", Ship: "forward", Chained: true}}}
+	if !reflect.DeepEqual(plan, wantPlan) {
+		t.Errorf("plan\n%+v\nwant\n%+v", plan, wantPlan)
+	}
+	if jobs, _ := m.ListJobs(ctx); len(jobs) != 0 {
+		t.Errorf("validating kept jobs: %+v", jobs)
+	}
+	if recs, err := m.registry.all(ctx); err != nil || len(recs) != 0 {
+		t.Errorf("validating wrote the registry: %+v %v", recs, err)
+	}
+	if info, _ := m.GetModule(ctx, mod.ID); len(info.UsedBy) != 0 {
+		t.Errorf("module used by %v after a validation", info.UsedBy)
+	}
+
+	missing := "sha256:" + strings.Repeat("0", 64)
+	for _, tc := range []struct {
+		name, spec string
+		want       []spec.FieldError
+	}{
+		{"missing module and function", fmt.Sprintf(tmpl, "IN", missing, "upper", mod.ID, "out"), []spec.FieldError{
+			{Path: "operators[0].map.module", Message: "no module " + missing + " (upload it first)", Line: 8},
+			{Path: "operators[1].filter.function", Message: `"upper" is a map function, want filter`, Line: 9},
+		}},
+		{"missing function", fmt.Sprintf(strings.Replace(tmpl, "filter: {", "map: {", 1), "IN", mod.ID, "uper", mod.ID, "out"), []spec.FieldError{
+			{Path: "operators[0].map.function", Message: `module ` + mod.ID + ` has no function "uper" (it has upper (map))`, Line: 8},
+		}},
+		{"missing stream", fmt.Sprintf(strings.Replace(tmpl, "filter: {", "map: {", 1), "INPUT", mod.ID, "upper", mod.ID, "out"), []spec.FieldError{
+			{Path: "sources[0].jetstream.stream", Message: `no stream "INPUT"; create it with: platform stream add INPUT --subjects 'in.>'`, Line: 4},
+		}},
+		{"no stream captures the sink's subject", fmt.Sprintf(strings.Replace(tmpl, "filter: {", "map: {", 1), "IN", mod.ID, "upper", mod.ID, "out.words"), []spec.FieldError{
+			{Path: "sinks[0].jetstream.subject", Message: `no stream captures "out.words"; create one with: platform stream add OUT_WORDS --subjects out.words`, Line: 11},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := m.ValidateJob(ctx, []byte(tc.spec), "", false)
+			var je *JobError
+			if !errors.As(err, &je) {
+				t.Fatalf("got %v, want a *JobError", err)
+			}
+			if !reflect.DeepEqual(je.Problems, tc.want) {
+				t.Errorf("problems\n%+v\nwant\n%+v", je.Problems, tc.want)
+			}
+			// Submitting fails the same way.
+			_, serr := m.SubmitJob(ctx, []byte(tc.spec))
+			if serr == nil || serr.Error() != err.Error() {
+				t.Errorf("submit: %v, validate: %v", serr, err)
+			}
+		})
+	}
+}
+
+func TestListProblems(t *testing.T) {
+	data := []byte("name: j\nsources:\n  - id: s\n    generator: {kind: sequence}\n")
+	for _, tc := range []struct {
+		err  error
+		want []spec.FieldError
+	}{
+		{fmt.Errorf("%w: sources[0].generator: bad; checkpoint: none here; from_savepoint: x: y", ErrInvalidJob), []spec.FieldError{
+			{Path: "sources[0].generator", Message: "bad", Line: 4}, {Path: "checkpoint", Message: "none here"}, {Path: "from_savepoint", Message: "x: y"}}},
+		{fmt.Errorf("%w: checkpoint.unaligned with mode at_least_once (why): not supported yet", ErrInvalidJob), []spec.FieldError{
+			{Message: "checkpoint.unaligned with mode at_least_once (why): not supported yet"}}},
+		{fmt.Errorf("%w: odd start; name: bad", ErrInvalidJob), []spec.FieldError{{Message: "odd start"}, {Path: "name", Message: "bad", Line: 1}}},
+	} {
+		var je *JobError
+		if err := listProblems(tc.err, data); !errors.As(err, &je) || err.Error() != tc.err.Error() {
+			t.Fatalf("%v: got %v", tc.err, err)
+		}
+		if !reflect.DeepEqual(je.Problems, tc.want) {
+			t.Errorf("%v:\ngot  %+v\nwant %+v", tc.err, je.Problems, tc.want)
+		}
+	}
+	other := errors.New("boom")
+	if got := listProblems(other, data); got != other {
+		t.Errorf("another error became %v", got)
+	}
+}
