@@ -8,6 +8,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/join"
 	"wasmstream.io/platform/runtime/operator/window"
 )
 
@@ -19,7 +20,7 @@ const (
 	blobKeyed     = "keyed"
 	blobSink      = "sink"
 	blobWindow    = window.BlobKind
-	blobJoin      = "join"
+	blobJoin      = join.BlobKind
 	blobWatermark = "watermarks"
 )
 

@@ -3,8 +3,8 @@ package runtime
 import (
 	"context"
 
-	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/join"
 	"wasmstream.io/platform/runtime/operator/window"
 	"wasmstream.io/platform/runtime/plan"
 )
@@ -18,25 +18,14 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *plan.Vertex, i int,
 	}
 	t.inputs = &operator.Inputs{Split: v.In[0].From.Parallelism}
 	if v.Join.Interval {
-		out := &operator.Out{Max: b.j.plan.Job.UDF.BatchSize, Next: next}
-		j := newIntervalJoin(v.ID, v.Join, t.inputs, b.stateBudget().Limit(), c, out, late)
-		if f := v.Fn; f != nil {
-			call := &operator.GroupRunner{Kind: joinKind(v.Join), MaxGroups: b.j.plan.Job.UDF.BatchSize, Policy: policy, Out: out, Call: *b.groupCall(v.ID, i, f)}
-			j.fn = &intervalCall{call: call, policy: policy}
-		}
-		return j, nil
+		return join.New(join.Config{
+			Vertex: v.ID, Plan: v.Join, Inputs: t.inputs, Limit: b.stateBudget().Limit(), BatchSize: b.j.plan.Job.UDF.BatchSize,
+			Policy: policy, Next: next, Late: late, LateCount: &c.late, Fn: b.groupCall(v.ID, i, v.Fn),
+		}), nil
 	}
 	return window.New(window.Config{
 		Vertex: v.ID, Plan: v.Window, BatchSize: b.j.plan.Job.UDF.BatchSize, Policy: policy, Next: next,
 		Late: late, LateCount: &c.late, Fn: b.groupCall(v.ID, i, v.Fn), GapFn: b.groupCall(v.ID, i, v.Window.GapFn),
 		Join: &window.JoinConfig{Inputs: t.inputs, CoGroup: v.Join.CoGroup},
 	}), nil
-}
-
-// joinKind is the kind of a join operator's function.
-func joinKind(jp *plan.Join) abi.Kind {
-	if jp.CoGroup {
-		return abi.KindCoGroup
-	}
-	return abi.KindJoin
 }

@@ -1,10 +1,11 @@
-package runtime
+package join
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"testing"
 
 	"wasmstream.io/platform/runtime/operator"
@@ -15,9 +16,9 @@ import (
 
 // benchJoinState is an interval join holding 100,000 records of each side
 // over 10,000 keys, with values like BenchmarkJoinInterval's.
-func benchJoinState(b *testing.B) (*plan.Join, *intervalJoin) {
+func benchJoinState(b *testing.B) (*plan.Join, *Interval) {
 	plan := &plan.Join{Interval: true, Lower: -1 << 40, Upper: 1 << 40}
-	j := newIntervalJoin("join", plan, &operator.Inputs{Split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &optest.Count{}}, nil)
+	j := newIntervalJoin("join", plan, &operator.Inputs{Split: 1}, 1<<32, new(atomic.Int64), &operator.Out{Max: 1024, Next: &optest.Count{}}, nil)
 	value := []byte(`{"page":"/p","amount":123}`)
 	for side := range 2 {
 		for i := range 100_000 {
@@ -51,7 +52,7 @@ func BenchmarkIntervalJoinRestore(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r := newIntervalJoin("join", plan, &operator.Inputs{Split: 1}, 1<<32, newCounters(), &operator.Out{Max: 1024, Next: &optest.Count{}}, nil)
+		r := newIntervalJoin("join", plan, &operator.Inputs{Split: 1}, 1<<32, new(atomic.Int64), &operator.Out{Max: 1024, Next: &optest.Count{}}, nil)
 		if err := r.Restore(context.Background(), []io.Reader{bytes.NewReader(snap)}, 128, state.RangeOf(128, 1, 0)); err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
-package runtime
+package join
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"wasmstream.io/platform/runtime/operator"
@@ -13,6 +14,6 @@ import (
 // other side.
 func BenchmarkJoinInterval(b *testing.B) {
 	optest.JoinBench(b, 100_000, 100, func(out *operator.Out, in *operator.Inputs) operator.Stage {
-		return newIntervalJoin("join", &plan.Join{Interval: true, Lower: -5000, Upper: 5000}, in, 1<<32, newCounters(), out, nil)
+		return newIntervalJoin("join", &plan.Join{Interval: true, Lower: -5000, Upper: 5000}, in, 1<<32, new(atomic.Int64), out, nil)
 	})
 }

@@ -1,4 +1,4 @@
-package runtime
+package join
 
 import (
 	"context"
@@ -23,23 +23,26 @@ import (
 // from the timestamps and the join's bounds, and are computed again on
 // restore, which also lets keys move between subtasks when parallelism
 // changes.
+// BlobKind is the kind of an interval join's snapshot blobs.
+const BlobKind = "join"
+
 const (
 	joinMagic   = "WSIJ"
 	joinVersion = 1
 )
 
 // StateKind is the kind of an interval join's snapshot blobs.
-func (j *intervalJoin) StateKind() string { return blobJoin }
+func (j *Interval) StateKind() string { return BlobKind }
 
 // Snapshot encodes the buffers on the task goroutine: between batches no
 // join function call is pending.
-func (j *intervalJoin) Snapshot(context.Context) (operator.Blob, error) {
+func (j *Interval) Snapshot(context.Context) (operator.Blob, error) {
 	return operator.Blob{Data: j.encode()}, nil
 }
 
 // encode writes the snapshot. The budget's count of used bytes bounds its
 // size, so one allocation holds it.
-func (j *intervalJoin) encode() []byte {
+func (j *Interval) encode() []byte {
 	b := make([]byte, 0, int64(len(joinMagic)+1+8+2*4)+j.used)
 	b = append(append(b, joinMagic...), joinVersion)
 	b = binary.LittleEndian.AppendUint64(b, uint64(j.wm))
@@ -62,7 +65,7 @@ func (j *intervalJoin) encode() []byte {
 // whose key groups rng holds from snapshots of any parallelism. The
 // watermark is the lowest of the snapshots': a subtask's own was at least
 // that, so no record it would have joined is taken for late.
-func (j *intervalJoin) Restore(_ context.Context, srcs []io.Reader, maxP int, rng state.Range) error {
+func (j *Interval) Restore(_ context.Context, srcs []io.Reader, maxP int, rng state.Range) error {
 	if len(srcs) == 0 {
 		return nil
 	}

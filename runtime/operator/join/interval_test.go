@@ -1,9 +1,10 @@
-package runtime
+package join
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"wasmstream.io/platform/abi"
@@ -13,14 +14,23 @@ import (
 	"wasmstream.io/platform/watermark"
 )
 
-func testIntervalJoin(jp *plan.Join, limit int64, out, late *optest.Tape) (*intervalJoin, *counters) {
+// counters are what a test reads back from an operator: the records too
+// late to join, and the failed ones.
+type counters struct {
+	late atomic.Int64
+	operator.ErrorCounts
+}
+
+func newCounters() *counters { return &counters{} }
+
+func testIntervalJoin(jp *plan.Join, limit int64, out, late *optest.Tape) (*Interval, *counters) {
 	c := newCounters()
 	var lateStage operator.Stage
 	if late != nil {
 		lateStage = late
 	}
 	in := &operator.Inputs{Split: 1}
-	return newIntervalJoin("join", jp, in, limit, c, &operator.Out{Max: 2, Next: out}, lateStage), c
+	return newIntervalJoin("join", jp, in, limit, &c.late, &operator.Out{Max: 2, Next: out}, lateStage), c
 }
 
 func TestIntervalJoinGolden(t *testing.T) {
@@ -126,7 +136,7 @@ func TestIntervalJoinStateBounded(t *testing.T) {
 	jp := &plan.Join{Interval: true, Lower: -5, Upper: 5}
 	c := newCounters()
 	in := &operator.Inputs{Split: 1}
-	j := newIntervalJoin("join", jp, in, 1<<20, c, &operator.Out{Max: 256, Next: out}, nil)
+	j := newIntervalJoin("join", jp, in, 1<<20, &c.late, &operator.Out{Max: 256, Next: out}, nil)
 	ctx := context.Background()
 	const keys, steps = 1000, 2000
 	recs := make([]abi.Record, keys)
@@ -200,7 +210,7 @@ func TestIntervalJoinBudget(t *testing.T) {
 }
 
 // buffered is the number of records the join holds on each side.
-func (j *intervalJoin) buffered() (left, right int) {
+func (j *Interval) buffered() (left, right int) {
 	for _, k := range j.sides[0] {
 		left += len(k.recs)
 	}

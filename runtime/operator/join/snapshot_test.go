@@ -1,4 +1,4 @@
-package runtime
+package join
 
 import (
 	"bytes"
@@ -86,7 +86,7 @@ func TestIntervalJoinSnapshotRestoreMatchesUninterrupted(t *testing.T) {
 	}
 }
 
-func applyJoinSteps(t *testing.T, ctx context.Context, j *intervalJoin, steps []optest.JoinStep) {
+func applyJoinSteps(t *testing.T, ctx context.Context, j *Interval, steps []optest.JoinStep) {
 	t.Helper()
 	for _, st := range steps {
 		if err := st.Apply(ctx, j, j.inputs); err != nil {
@@ -244,7 +244,7 @@ func FuzzJoinSnapshot(f *testing.F) {
 }
 
 // sameJoinBuffers reports whether two joins buffer the same records.
-func sameJoinBuffers(a, b *intervalJoin) bool {
+func sameJoinBuffers(a, b *Interval) bool {
 	for side := range a.sides {
 		if len(a.sides[side]) != len(b.sides[side]) {
 			return false

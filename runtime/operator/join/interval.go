@@ -1,9 +1,10 @@
-package runtime
+package join
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
@@ -20,14 +21,14 @@ type joinRec struct {
 	value []byte
 }
 
-// intervalJoin joins each left record at time t with the right records of
+// Interval joins each left record at time t with the right records of
 // the same key whose time lies in [t+lower, t+upper], in event time. Each
 // side's records stay buffered until the watermark passes the last time a
 // record of the other side could still match them, so its state is bounded
 // by the rate of input times the interval (plus the allowed lateness). A
 // record is late when its time plus the allowed lateness is at or below the
 // watermark; late records go to the late output instead of being joined.
-type intervalJoin struct {
+type Interval struct {
 	vertex string
 	plan   *plan.Join
 	inputs *operator.Inputs
@@ -38,32 +39,70 @@ type intervalJoin struct {
 	wm       int64
 	used     int64
 	limit    int64
-	c        *counters
-	out      *operator.Out
-	late     operator.Stage
-	lateRecs []abi.Record
-	scratch  []byte
+	// LateCount counts the records too late to join.
+	LateCount *atomic.Int64
+	out       *operator.Out
+	Late      operator.Stage
+	lateRecs  []abi.Record
+	scratch   []byte
 	// fn is the join function, nil for the built-in pairs.
 	fn *intervalCall
 }
 
-func newIntervalJoin(vertex string, jp *plan.Join, inputs *operator.Inputs, limit int64, c *counters, out *operator.Out, late operator.Stage) *intervalJoin {
-	return &intervalJoin{
-		vertex: vertex, plan: jp, inputs: inputs, limit: limit, c: c, out: out, late: late,
+// Config is what an interval join subtask is made of.
+type Config struct {
+	Vertex string
+	Plan   *plan.Join
+	// Inputs tells which input a batch comes from.
+	Inputs *operator.Inputs
+	// Limit bounds the bytes of the buffered records (the job's keyed
+	// state budget).
+	Limit int64
+	// BatchSize bounds the pairs passed on at once and the groups of one
+	// call.
+	BatchSize int
+	Policy    *operator.ErrorPolicy
+	// Next receives the pairs; Late the records too late to join, which are
+	// dropped and counted in LateCount when Late is nil.
+	Next      operator.Stage
+	Late      operator.Stage
+	LateCount *atomic.Int64
+	// Fn is the join (or co_group) function; nil emits built-in pairs.
+	Fn *operator.GroupCall
+}
+
+// New makes an interval join subtask.
+func New(cfg Config) *Interval {
+	out := &operator.Out{Max: cfg.BatchSize, Next: cfg.Next}
+	j := newIntervalJoin(cfg.Vertex, cfg.Plan, cfg.Inputs, cfg.Limit, cfg.LateCount, out, cfg.Late)
+	if cfg.Fn != nil {
+		kind := abi.KindJoin
+		if cfg.Plan.CoGroup {
+			kind = abi.KindCoGroup
+		}
+		call := &operator.GroupRunner{Kind: kind, MaxGroups: cfg.BatchSize, Policy: cfg.Policy, Out: out, Call: *cfg.Fn}
+		j.fn = &intervalCall{call: call, policy: cfg.Policy}
+	}
+	return j
+}
+
+func newIntervalJoin(vertex string, jp *plan.Join, inputs *operator.Inputs, limit int64, lateCount *atomic.Int64, out *operator.Out, late operator.Stage) *Interval {
+	return &Interval{
+		vertex: vertex, plan: jp, inputs: inputs, limit: limit, LateCount: lateCount, out: out, Late: late,
 		sides: [2]map[string]*joinKey{{}, {}}, wm: abi.NoWatermark,
 	}
 }
 
 // expiry is the watermark at which a record of a side at time ts can no
 // longer meet a record of the other side that is not late.
-func (j *intervalJoin) expiry(side int, ts int64) int64 {
+func (j *Interval) expiry(side int, ts int64) int64 {
 	if side == 0 {
 		return ts + j.plan.Upper + j.plan.Lateness
 	}
 	return ts - j.plan.Lower + j.plan.Lateness
 }
 
-func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
+func (j *Interval) Process(ctx context.Context, recs []abi.Record) error {
 	side := 0
 	if j.inputs.Right {
 		side = 1
@@ -71,8 +110,8 @@ func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
 	for i := range recs {
 		rec := &recs[i]
 		if rec.Timestamp+j.plan.Lateness <= j.wm {
-			j.c.late.Add(1)
-			if j.late != nil {
+			j.LateCount.Add(1)
+			if j.Late != nil {
 				j.lateRecs = append(j.lateRecs, *rec)
 			}
 			continue
@@ -95,7 +134,7 @@ func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
 	if len(j.lateRecs) == 0 {
 		return nil
 	}
-	err := j.late.Process(ctx, j.lateRecs)
+	err := j.Late.Process(ctx, j.lateRecs)
 	clear(j.lateRecs)
 	j.lateRecs = j.lateRecs[:0]
 	return err
@@ -103,7 +142,7 @@ func (j *intervalJoin) Process(ctx context.Context, recs []abi.Record) error {
 
 // add joins a record with the other side's buffered records and buffers it
 // while it can still match.
-func (j *intervalJoin) add(side int, rec *abi.Record) error {
+func (j *Interval) add(side int, rec *abi.Record) error {
 	lo, hi := rec.Timestamp+j.plan.Lower, rec.Timestamp+j.plan.Upper
 	if side == 1 {
 		lo, hi = rec.Timestamp-j.plan.Upper, rec.Timestamp-j.plan.Lower
@@ -134,7 +173,7 @@ func (j *intervalJoin) add(side int, rec *abi.Record) error {
 
 // buffer keeps a copy of a side's record while it can still match, within
 // the budget.
-func (j *intervalJoin) buffer(side int, key []byte, ts int64, value []byte) error {
+func (j *Interval) buffer(side int, key []byte, ts int64, value []byte) error {
 	exp := j.expiry(side, ts)
 	if exp <= j.wm {
 		return nil
@@ -154,7 +193,7 @@ func (j *intervalJoin) buffer(side int, key []byte, ts int64, value []byte) erro
 }
 
 // emit outputs a matched pair: {"key": "...", "left": <left>, "right": <right>}.
-func (j *intervalJoin) emit(key, left, right []byte, ts int64) {
+func (j *Interval) emit(key, left, right []byte, ts int64) {
 	b := append(j.scratch[:0], `{"key":`...)
 	b = operator.AppendJSONString(b, key)
 	b = append(b, `,"left":`...)
@@ -168,7 +207,7 @@ func (j *intervalJoin) emit(key, left, right []byte, ts int64) {
 
 // prune drops the buffered records that expired at the watermark: for each
 // expiry due, the expired records of its key.
-func (j *intervalJoin) prune() {
+func (j *Interval) prune() {
 	for side := range j.sides {
 		for {
 			x, ok := j.expiries[side].pop(j.wm)
@@ -180,7 +219,7 @@ func (j *intervalJoin) prune() {
 	}
 }
 
-func (j *intervalJoin) pruneKey(side int, k *joinKey) {
+func (j *Interval) pruneKey(side int, k *joinKey) {
 	kept := k.recs[:0]
 	for _, r := range k.recs {
 		if j.expiry(side, r.ts) > j.wm {
@@ -196,47 +235,47 @@ func (j *intervalJoin) pruneKey(side int, k *joinKey) {
 	}
 }
 
-func (j *intervalJoin) Advance(ctx context.Context, wm int64) error {
+func (j *Interval) Advance(ctx context.Context, wm int64) error {
 	if wm > j.wm {
 		j.wm = wm
 		j.prune()
 	}
-	if j.late != nil {
-		if err := j.late.Advance(ctx, wm); err != nil {
+	if j.Late != nil {
+		if err := j.Late.Advance(ctx, wm); err != nil {
 			return err
 		}
 	}
 	return j.out.Next.Advance(ctx, wm)
 }
 
-func (j *intervalJoin) Tick(ctx context.Context, now int64) error {
-	if j.late != nil {
-		if err := j.late.Tick(ctx, now); err != nil {
+func (j *Interval) Tick(ctx context.Context, now int64) error {
+	if j.Late != nil {
+		if err := j.Late.Tick(ctx, now); err != nil {
 			return err
 		}
 	}
 	return j.out.Next.Tick(ctx, now)
 }
 
-func (j *intervalJoin) Finish(ctx context.Context) error {
+func (j *Interval) Finish(ctx context.Context) error {
 	if err := j.out.Flush(ctx); err != nil {
 		return err
 	}
-	if j.late != nil {
-		if err := j.late.Finish(ctx); err != nil {
+	if j.Late != nil {
+		if err := j.Late.Finish(ctx); err != nil {
 			return err
 		}
 	}
 	return j.out.Next.Finish(ctx)
 }
 
-func (j *intervalJoin) Close(ctx context.Context) error {
+func (j *Interval) Close(ctx context.Context) error {
 	errs := []error{j.out.Next.Close(ctx)}
 	if j.fn != nil {
 		errs = append(errs, j.fn.call.Call.Guest.Close(ctx))
 	}
-	if j.late != nil {
-		errs = append(errs, j.late.Close(ctx))
+	if j.Late != nil {
+		errs = append(errs, j.Late.Close(ctx))
 	}
 	return errors.Join(errs...)
 }
