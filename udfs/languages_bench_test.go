@@ -188,3 +188,62 @@ func BenchmarkAverageLanguages(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkJSONMap measures the records per second of udfs/jsonmap's
+// bid_eur (read five fields of a Nexmark bid in JSON, convert the price to
+// euros, write a new object) through the host, one Guest.Call per batch of
+// batchSize bids: written with encoding/json (go-encoding-json,
+// udfs/jsonmap-std) and with the SDKs' JSON scanners and writers in every
+// language.
+func BenchmarkJSONMap(b *testing.B) {
+	ctx := context.Background()
+	h, err := host.New(ctx, host.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(ctx)
+	bids := nexmarkBids(batchSize, 2)
+	recs := make([]abi.Record, len(bids))
+	for i, v := range bids {
+		recs[i] = abi.Record{Value: v, Timestamp: int64(i)}
+	}
+	f := frame(recs)
+	for _, lang := range []struct{ name, module string }{
+		{"go-encoding-json", "jsonmap-std"}, {"go", "jsonmap"}, {"rust", "jsonmap-rust"}, {"c", "jsonmap-c"}, {"assemblyscript", "jsonmap-as"},
+	} {
+		b.Run(lang.name, func(b *testing.B) {
+			wasm := wasmOf(b, lang.module)
+			mod, err := h.Compile(ctx, wasm)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pool := mod.NewGuest(host.InstanceConfig{})
+			defer pool.Close(ctx)
+			fn := mod.Description.Lookup("bid_eur")
+			var out abi.OutputReader
+			var e abi.Entry
+			for b.Loop() {
+				frame, err := pool.Call(ctx, fn, f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := out.Reset(frame, batchSize); err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for ; out.Next(&e); n++ {
+					if e.Tag != abi.TagRecord {
+						b.Fatalf("entry %d: %+v", n, e)
+					}
+				}
+				if err := out.Err(); err != nil || n != batchSize {
+					b.Fatalf("%d entries, %v", n, err)
+				}
+			}
+			records := float64(b.N) * batchSize
+			b.ReportMetric(records/b.Elapsed().Seconds(), "records/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/records, "ns/record")
+			b.ReportMetric(float64(len(wasm)), "module-bytes")
+		})
+	}
+}

@@ -87,7 +87,7 @@ func command(dir, target string) (*exec.Cmd, string, error) {
 		args := []string{"--target=wasm32-wasi", "-O2", "-mexec-model=reactor", "-o", target}
 		if usesCSDK(cs) {
 			sdk := filepath.Join(Root(), "sdk", "c")
-			args = append(args, "-I"+sdk, filepath.Join(sdk, "platform_udf.c"))
+			args = append(args, "-I"+sdk, filepath.Join(sdk, "platform_udf.c"), filepath.Join(sdk, "platform_json.c"))
 		}
 		return exec.Command("clang", append(args, cs...)...), target, nil
 	case exists(dir, "Cargo.toml"):

@@ -17,8 +17,9 @@ import { AggregateFns, Emitter, Window, enableKeyed, enableWindowState, fail, re
 import { Context, ListState, MapState, NO_WATERMARK, TimeDomain, Timer, ValueState } from "./keyed";
 import { formatFloat } from "./float";
 import { Header, Output, Record, bytes } from "./record";
+import { JsonKind, JsonPath, JsonReader, JsonWriter } from "./json";
 
-export { AggregateFns, Context, Emitter, Window, Header, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
+export { AggregateFns, Context, Emitter, Window, Header, JsonKind, JsonPath, JsonReader, JsonWriter, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
 
 /** Registers a map function: exactly one output per input record. */
 export function map(name: string, f: (r: Record) => Output): void {

@@ -25,6 +25,7 @@
 
 mod call;
 mod frame;
+pub mod json;
 mod join;
 mod keyed;
 mod log;

@@ -1,0 +1,651 @@
+//! Reading fields of JSON values and building JSON values without
+//! allocating: the Rust twin of the Go SDK's `sdk/go/json`, which reads and
+//! writes exactly the same bytes.
+//!
+//! [`get`] and the typed getters scan the document from its start to the
+//! value a path names and stop there, decoding nothing they do not return.
+//! They check the syntax of what they walk through: the objects and arrays
+//! on the path up to the value, the keys, the value they return and the
+//! comma or bracket after it; a value they skip over is only checked to be
+//! a string, number or literal that ends, or an object or array whose
+//! brackets balance. Malformed input makes them return `None`; they never
+//! panic.
+//!
+//! A [`Writer`] appends JSON to a buffer it reuses from record to record.
+//!
+//! ```ignore
+//! use platform_udf::json::{self, Writer};
+//!
+//! let bid = br#"{"auction":1000,"price":12345,"channel":"Google"}"#;
+//! let price = json::get_int(bid, &["price"]).ok_or("no price")?;
+//! let mut channel = Vec::new();
+//! json::get_str(&mut channel, bid, &["channel"]).ok_or("no channel")?;
+//! let mut w = Writer::new();
+//! w.begin_object().key("price_eur").float(price as f64 * 0.908).key("channel").string(&channel).end_object();
+//! assert_eq!(w.as_bytes(), br#"{"price_eur":11209.26,"channel":"Google"}"#);
+//! ```
+
+use std::io::Write as _;
+
+/// The kind of a JSON value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+/// The raw bytes of the value at `path` in `data` (a string with its quotes
+/// and escapes, as written) and its kind. Each element of `path` is the key
+/// of a member of an object or, where the value is an array, the decimal
+/// index of an element (`"0"` is the first); an empty path is `data`'s value
+/// itself. A key is compared with the member's name after unescaping; of
+/// several members with that name, the first counts. `None` when a key or
+/// index is missing, a value on the path is not an object or array, or the
+/// input is malformed.
+pub fn get<'a>(data: &'a [u8], path: &[&str]) -> Option<(&'a [u8], Kind)> {
+    let mut i = skip_space(data, 0);
+    let mut closer = 0u8;
+    for key in path {
+        match data.get(i) {
+            Some(b'{') => {
+                i = member(data, i, key.as_bytes())?;
+                closer = b'}';
+            }
+            Some(b'[') => {
+                i = element(data, i, key.as_bytes())?;
+                closer = b']';
+            }
+            _ => return None,
+        }
+    }
+    let (end, kind) = value_end(data, i)?;
+    let next = skip_space(data, end);
+    let fits = if closer == 0 {
+        next == data.len()
+    } else {
+        matches!(data.get(next), Some(&c) if c == b',' || c == closer)
+    };
+    if fits {
+        Some((&data[i..end], kind))
+    } else {
+        None
+    }
+}
+
+/// The number at `path` as an `i64`: `None` when there is none, or it has a
+/// fraction or an exponent, or does not fit.
+pub fn get_int(data: &[u8], path: &[&str]) -> Option<i64> {
+    match get(data, path)? {
+        (v, Kind::Number) => parse_int(v),
+        _ => None,
+    }
+}
+
+/// The number at `path` as the nearest `f64`: `None` when there is none or
+/// it is out of an `f64`'s range.
+pub fn get_float(data: &[u8], path: &[&str]) -> Option<f64> {
+    match get(data, path)? {
+        (v, Kind::Number) => parse_float(v),
+        _ => None,
+    }
+}
+
+/// The boolean at `path`.
+pub fn get_bool(data: &[u8], path: &[&str]) -> Option<bool> {
+    match get(data, path)? {
+        (v, Kind::Bool) => Some(v[0] == b't'),
+        _ => None,
+    }
+}
+
+/// The string at `path`, unescaped into `buf`, which is cleared first and
+/// keeps its memory for the next record. `None` when there is none or it
+/// has an invalid escape. Bytes that are not UTF-8 are returned as they
+/// are; an escaped lone UTF-16 surrogate becomes U+FFFD.
+pub fn get_str<'b>(buf: &'b mut Vec<u8>, data: &[u8], path: &[&str]) -> Option<&'b [u8]> {
+    buf.clear();
+    match get(data, path)? {
+        (v, Kind::String) if unescape_into(buf, &v[1..v.len() - 1]) => Some(&buf[..]),
+        _ => None,
+    }
+}
+
+/// Appends the string whose contents, between its quotes, are `raw` to
+/// `dst`, with its escapes decoded; false when `raw` has an invalid escape
+/// or an unescaped quote or control character.
+pub fn unescape_into(dst: &mut Vec<u8>, raw: &[u8]) -> bool {
+    let mut i = 0;
+    while i < raw.len() {
+        let c = raw[i];
+        if c != b'\\' {
+            if c < 0x20 || c == b'"' {
+                return false;
+            }
+            let start = i;
+            while i < raw.len() && raw[i] != b'\\' && raw[i] >= 0x20 && raw[i] != b'"' {
+                i += 1;
+            }
+            dst.extend_from_slice(&raw[start..i]);
+            continue;
+        }
+        match unescape(raw, i) {
+            Some((ch, n)) => {
+                let mut b = [0u8; 4];
+                dst.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+                i += n;
+            }
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The character of the escape at `raw[i]` (a backslash) and its length.
+fn unescape(raw: &[u8], i: usize) -> Option<(char, usize)> {
+    let c = match *raw.get(i + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let hi = hex4(raw, i + 2)?;
+            if !(0xd800..0xe000).contains(&hi) {
+                return Some((char::from_u32(hi)?, 6));
+            }
+            if hi < 0xdc00 && raw.get(i + 6) == Some(&b'\\') && raw.get(i + 7) == Some(&b'u') {
+                if let Some(lo) = hex4(raw, i + 8) {
+                    if (0xdc00..0xe000).contains(&lo) {
+                        let c = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
+                        return Some((char::from_u32(c)?, 12));
+                    }
+                }
+            }
+            return Some(('\u{fffd}', 6));
+        }
+        _ => return None,
+    };
+    Some((c, 2))
+}
+
+fn hex4(raw: &[u8], i: usize) -> Option<u32> {
+    let digits = raw.get(i..i + 4)?;
+    let mut r = 0u32;
+    for &c in digits {
+        r = r << 4 | (c as char).to_digit(16)?;
+    }
+    Some(r)
+}
+
+/// Reads a JSON number with neither fraction nor exponent as an `i64`.
+pub fn parse_int(v: &[u8]) -> Option<i64> {
+    let neg = v.first() == Some(&b'-');
+    let digits = if neg { &v[1..] } else { v };
+    if digits.is_empty() || digits.len() > 1 && digits[0] == b'0' {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() || n > (u64::MAX - 9) / 10 {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as u64;
+    }
+    if neg {
+        if n > 1 << 63 {
+            return None;
+        }
+        Some((n as i64).wrapping_neg())
+    } else if n > i64::MAX as u64 {
+        None
+    } else {
+        Some(n as i64)
+    }
+}
+
+/// Reads a JSON number as the nearest `f64`: `None` when `v` is not a JSON
+/// number or it is out of range.
+pub fn parse_float(v: &[u8]) -> Option<f64> {
+    if number_end(v, 0)? != v.len() {
+        return None;
+    }
+    let f: f64 = std::str::from_utf8(v).ok()?.parse().ok()?;
+    if f.is_finite() {
+        Some(f)
+    } else {
+        None
+    }
+}
+
+fn skip_space(data: &[u8], mut i: usize) -> usize {
+    while i < data.len() && matches!(data[i], b' ' | b'\n' | b'\r' | b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// The offset of the value of the first member named `key` of the object
+/// at `data[i]`.
+fn member(data: &[u8], i: usize, key: &[u8]) -> Option<usize> {
+    let mut i = skip_space(data, i + 1);
+    while data.get(i) == Some(&b'"') {
+        let (end, escaped) = string_end(data, i)?;
+        let name = &data[i + 1..end - 1];
+        let matched = if escaped { escaped_equal(name, key) } else { name == key };
+        i = skip_space(data, end);
+        if data.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_space(data, i + 1);
+        if matched {
+            return Some(i);
+        }
+        let (end, _) = value_end(data, i)?;
+        i = skip_space(data, end);
+        if data.get(i) != Some(&b',') {
+            return None;
+        }
+        i = skip_space(data, i + 1);
+    }
+    None
+}
+
+/// The offset of element `index` (decimal) of the array at `data[i]`.
+fn element(data: &[u8], i: usize, index: &[u8]) -> Option<usize> {
+    if index.is_empty() || index.len() > 9 || index.len() > 1 && index[0] == b'0' {
+        return None;
+    }
+    let mut n = 0usize;
+    for &c in index {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as usize;
+    }
+    let mut i = skip_space(data, i + 1);
+    if data.get(i) == Some(&b']') {
+        return None;
+    }
+    while n > 0 {
+        let (end, _) = value_end(data, i)?;
+        i = skip_space(data, end);
+        if data.get(i) != Some(&b',') {
+            return None;
+        }
+        i = skip_space(data, i + 1);
+        n -= 1;
+    }
+    if i < data.len() {
+        Some(i)
+    } else {
+        None
+    }
+}
+
+/// Whether the string contents `name`, which has escapes, unescape to `key`.
+fn escaped_equal(name: &[u8], key: &[u8]) -> bool {
+    let (mut i, mut k) = (0, 0);
+    while i < name.len() {
+        if name[i] != b'\\' {
+            if key.get(k) != Some(&name[i]) {
+                return false;
+            }
+            i += 1;
+            k += 1;
+            continue;
+        }
+        match unescape(name, i) {
+            Some((c, n)) => {
+                let mut b = [0u8; 4];
+                let s = c.encode_utf8(&mut b).as_bytes();
+                if key.get(k..k + s.len()) != Some(s) {
+                    return false;
+                }
+                i += n;
+                k += s.len();
+            }
+            None => return false,
+        }
+    }
+    k == key.len()
+}
+
+/// The offset after the closing quote of the string at `data[i]` and
+/// whether it has escapes.
+fn string_end(data: &[u8], mut i: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
+    i += 1;
+    while i < data.len() {
+        match data[i] {
+            b'"' => return Some((i + 1, escaped)),
+            b'\\' => {
+                escaped = true;
+                i += 1;
+            }
+            c if c < 0x20 => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn digits_end(data: &[u8], mut i: usize) -> usize {
+    while i < data.len() && data[i].is_ascii_digit() {
+        i += 1;
+    }
+    i
+}
+
+/// The offset after the JSON number at `data[i]`.
+fn number_end(data: &[u8], mut i: usize) -> Option<usize> {
+    if data.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match *data.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i = digits_end(data, i),
+        _ => return None,
+    }
+    if data.get(i) == Some(&b'.') {
+        let j = digits_end(data, i + 1);
+        if j == i + 1 {
+            return None;
+        }
+        i = j;
+    }
+    if matches!(data.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(data.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let j = digits_end(data, i);
+        if j == i {
+            return None;
+        }
+        i = j;
+    }
+    Some(i)
+}
+
+/// The offset after the value at `data[i]` and its kind.
+fn value_end(data: &[u8], i: usize) -> Option<(usize, Kind)> {
+    let literal = |lit: &[u8], kind| {
+        if data.get(i..i + lit.len()) == Some(lit) {
+            Some((i + lit.len(), kind))
+        } else {
+            None
+        }
+    };
+    match *data.get(i)? {
+        b'"' => Some((string_end(data, i)?.0, Kind::String)),
+        b'{' => Some((container_end(data, i)?, Kind::Object)),
+        b'[' => Some((container_end(data, i)?, Kind::Array)),
+        b't' => literal(b"true", Kind::Bool),
+        b'f' => literal(b"false", Kind::Bool),
+        b'n' => literal(b"null", Kind::Null),
+        _ => Some((number_end(data, i)?, Kind::Number)),
+    }
+}
+
+/// The offset after the object or array at `data[i]`, whose brackets must
+/// balance.
+fn container_end(data: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    while i < data.len() {
+        match data[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b'"' => i = string_end(data, i)?.0 - 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Appends `s` as a JSON string: between quotes, with `"` and `\` escaped by
+/// a backslash, the control characters `\b`, `\f`, `\n`, `\r`, `\t` by
+/// their short escapes and the others below U+0020 as `\u00xx` (lower-case
+/// hexadecimal); every other byte, UTF-8 or not, as it is.
+pub fn append_quoted(dst: &mut Vec<u8>, s: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    dst.push(b'"');
+    let mut start = 0;
+    for (i, &c) in s.iter().enumerate() {
+        if c >= 0x20 && c != b'"' && c != b'\\' {
+            continue;
+        }
+        dst.extend_from_slice(&s[start..i]);
+        match c {
+            b'"' | b'\\' => dst.extend_from_slice(&[b'\\', c]),
+            0x08 => dst.extend_from_slice(b"\\b"),
+            0x0c => dst.extend_from_slice(b"\\f"),
+            b'\n' => dst.extend_from_slice(b"\\n"),
+            b'\r' => dst.extend_from_slice(b"\\r"),
+            b'\t' => dst.extend_from_slice(b"\\t"),
+            _ => dst.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]),
+        }
+        start = i + 1;
+    }
+    dst.extend_from_slice(&s[start..]);
+    dst.push(b'"');
+}
+
+/// Appends `v` in the fewest digits that read back as it, without an
+/// exponent (Go's `strconv.FormatFloat(v, 'f', -1, 64)`); NaN and the
+/// infinities, which JSON cannot write, as `null`.
+pub fn append_float(dst: &mut Vec<u8>, v: f64) {
+    if !v.is_finite() {
+        dst.extend_from_slice(b"null");
+        return;
+    }
+    // Display writes the fewest digits, but where two of them are as near
+    // as each other to v it may take the upper one where Go takes the even
+    // one: round v exactly, half to even, to as many digits, and take that
+    // when it reads back as v.
+    let mut shortest = [0u8; 400];
+    let n = {
+        let mut c = std::io::Cursor::new(&mut shortest[..]);
+        let _ = write!(c, "{}", v);
+        c.position() as usize
+    };
+    let shortest = &shortest[..n];
+    let mut digits = shortest.iter().filter(|c| c.is_ascii_digit()).skip_while(|&&c| c == b'0').count();
+    if !shortest.contains(&b'.') {
+        digits -= shortest.iter().rev().take_while(|&&c| c == b'0').count();
+    }
+    if v == 0.0 || digits == 0 {
+        dst.extend_from_slice(shortest);
+        return;
+    }
+    let mut exact = [0u8; 40];
+    let n = {
+        let mut c = std::io::Cursor::new(&mut exact[..]);
+        let _ = write!(c, "{:.*e}", digits - 1, v);
+        c.position() as usize
+    };
+    let exact = &exact[..n];
+    let reads_back = std::str::from_utf8(exact).ok().and_then(|s| s.parse::<f64>().ok()) == Some(v);
+    if !reads_back {
+        dst.extend_from_slice(shortest);
+        return;
+    }
+    // exact is [-]d[.ddd]e[-]x: write it without the exponent.
+    let (sign, rest) = match exact.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, exact),
+    };
+    let e = rest.iter().position(|&c| c == b'e').unwrap_or(rest.len());
+    let mut mant = [0u8; 20];
+    let mut nd = 0;
+    for &c in &rest[..e] {
+        if c != b'.' && nd < mant.len() {
+            mant[nd] = c;
+            nd += 1;
+        }
+    }
+    let exp: i32 = std::str::from_utf8(&rest[(e + 1).min(rest.len())..]).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    if sign {
+        dst.push(b'-');
+    }
+    if exp < 0 {
+        dst.extend_from_slice(b"0.");
+        for _ in 0..(-exp - 1) {
+            dst.push(b'0');
+        }
+        dst.extend_from_slice(&mant[..nd]);
+        return;
+    }
+    let exp = exp as usize;
+    for i in 0..=exp {
+        dst.push(if i < nd { mant[i] } else { b'0' });
+    }
+    if nd > exp + 1 {
+        dst.push(b'.');
+        dst.extend_from_slice(&mant[exp + 1..nd]);
+    }
+}
+
+/// Appends the decimal digits of `v`.
+pub fn append_int(dst: &mut Vec<u8>, v: i64) {
+    let mut digits = [0u8; 20];
+    let mut p = digits.len();
+    let mut u = v.unsigned_abs();
+    loop {
+        p -= 1;
+        digits[p] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        dst.push(b'-');
+    }
+    dst.extend_from_slice(&digits[p..]);
+}
+
+/// Appends a JSON value: objects and arrays, their keys and values, with the
+/// commas between members and elements. Methods chain. It allocates only
+/// when its buffer must grow, so one `Writer` reset for every record
+/// allocates nothing once the buffer is large enough. It does not check
+/// that its calls make a valid value.
+#[derive(Default)]
+pub struct Writer {
+    buf: Vec<u8>,
+    more: bool,
+}
+
+impl Writer {
+    /// An empty writer.
+    pub const fn new() -> Writer {
+        Writer { buf: Vec::new(), more: false }
+    }
+
+    /// Empties the buffer, keeping its memory.
+    pub fn reset(&mut self) -> &mut Self {
+        self.buf.clear();
+        self.more = false;
+        self
+    }
+
+    /// What was written.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn comma(&mut self) {
+        if self.more {
+            self.buf.push(b',');
+        }
+    }
+
+    fn value(&mut self, f: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
+        self.comma();
+        f(&mut self.buf);
+        self.more = true;
+        self
+    }
+
+    /// Writes `{`.
+    pub fn begin_object(&mut self) -> &mut Self {
+        self.comma();
+        self.buf.push(b'{');
+        self.more = false;
+        self
+    }
+
+    /// Writes `}`.
+    pub fn end_object(&mut self) -> &mut Self {
+        self.buf.push(b'}');
+        self.more = true;
+        self
+    }
+
+    /// Writes `[`.
+    pub fn begin_array(&mut self) -> &mut Self {
+        self.comma();
+        self.buf.push(b'[');
+        self.more = false;
+        self
+    }
+
+    /// Writes `]`.
+    pub fn end_array(&mut self) -> &mut Self {
+        self.buf.push(b']');
+        self.more = true;
+        self
+    }
+
+    /// Writes a member's key, escaped, and its colon; its value comes next.
+    pub fn key(&mut self, k: &str) -> &mut Self {
+        self.comma();
+        append_quoted(&mut self.buf, k.as_bytes());
+        self.buf.push(b':');
+        self.more = false;
+        self
+    }
+
+    /// Writes `s` as a JSON string, escaped as [`append_quoted`] does.
+    pub fn string(&mut self, s: &[u8]) -> &mut Self {
+        self.value(|b| append_quoted(b, s))
+    }
+
+    /// Writes an integer.
+    pub fn int(&mut self, v: i64) -> &mut Self {
+        self.value(|b| append_int(b, v))
+    }
+
+    /// Writes a number as [`append_float`] does.
+    pub fn float(&mut self, v: f64) -> &mut Self {
+        self.value(|b| append_float(b, v))
+    }
+
+    /// Writes `true` or `false`.
+    pub fn bool(&mut self, v: bool) -> &mut Self {
+        self.value(|b| b.extend_from_slice(if v { b"true" } else { b"false" }))
+    }
+
+    /// Writes `null`.
+    pub fn null(&mut self) -> &mut Self {
+        self.value(|b| b.extend_from_slice(b"null"))
+    }
+
+    /// Writes `v`, a JSON value, as it is: what [`get`] returned, say.
+    pub fn raw(&mut self, v: &[u8]) -> &mut Self {
+        self.value(|b| b.extend_from_slice(v))
+    }
+}
