@@ -9,6 +9,7 @@ import (
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/operator/join"
+	"wasmstream.io/platform/runtime/operator/process"
 	"wasmstream.io/platform/runtime/operator/window"
 )
 
@@ -17,7 +18,7 @@ import (
 // unambiguous).
 const (
 	blobPositions = "positions"
-	blobKeyed     = "keyed"
+	blobKeyed     = process.BlobKind
 	blobSink      = "sink"
 	blobWindow    = window.BlobKind
 	blobJoin      = join.BlobKind

@@ -7,6 +7,7 @@ import (
 
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/process"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
@@ -72,7 +73,7 @@ func (b *builder) processStage(t *task, v *plan.Vertex, i int, policy *operator.
 		g := b.processCall(t, v, i, v.OnTimer)
 		onTimer = &g
 	}
-	return newProcessOp(v.ID, call, onTimer, keyed, b.j.plan.Job.UDF.BatchSize, policy, next), nil
+	return process.New(v.ID, call, onTimer, keyed, b.j.plan.Job.UDF.BatchSize, policy, next), nil
 }
 
 // processCall prepares calls of a grouped function f for subtask i of v.

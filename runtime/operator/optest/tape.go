@@ -107,3 +107,17 @@ func CheckLines(t testing.TB, what string, got, want []string) {
 		t.Fatalf("%s:\n got:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }
+
+// Values is a Stage that keeps a copy of each record value reaching it.
+type Values struct{ Values []string }
+
+func (c *Values) Process(_ context.Context, recs []abi.Record) error {
+	for _, r := range recs {
+		c.Values = append(c.Values, string(r.Value))
+	}
+	return nil
+}
+func (c *Values) Advance(context.Context, int64) error { return nil }
+func (c *Values) Tick(context.Context, int64) error    { return nil }
+func (c *Values) Finish(context.Context) error         { return nil }
+func (c *Values) Close(context.Context) error          { return nil }

@@ -1,4 +1,4 @@
-package runtime
+package process
 
 import (
 	"bytes"
@@ -13,14 +13,14 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
-	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/state"
 )
 
 // newProcessOp makes a process operator over a module's function (and
 // on_timer function), owning subtask i of p's key groups.
-func newTestProcessOp(t *testing.T, mod *host.Module, function, onTimer string, p, i int, next operator.Stage) *processOp {
+func newTestProcessOp(t *testing.T, mod *host.Module, function, onTimer string, p, i int, next operator.Stage) *Operator {
 	t.Helper()
 	call := func(name string) operator.GroupCall {
 		fn := mod.Description.Lookup(name)
@@ -43,7 +43,7 @@ func newTestProcessOp(t *testing.T, mod *host.Module, function, onTimer string, 
 		timer = &g
 	}
 	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "op", Counts: &operator.ErrorCounts{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	op := newProcessOp("op", call(function), timer, keyed, 1024, policy, next)
+	op := New("op", call(function), timer, keyed, 1024, policy, next)
 	t.Cleanup(func() { _ = op.Close(context.Background()) })
 	return op
 }
@@ -55,8 +55,8 @@ func keyed(key, value string, ts int64) abi.Record {
 // A batch reaches the function grouped by key, each key's records in
 // arrival order.
 func TestProcessGroupsByKey(t *testing.T) {
-	mod := compileModule(t, "dedup")
-	sink := &collectSink{}
+	mod := optest.Module(t, "dedup")
+	sink := &optest.Values{}
 	op := newTestProcessOp(t, mod, "dedup", "", 1, 0, sink)
 	ctx := context.Background()
 	if err := op.Process(ctx, []abi.Record{keyed("b", "b1", 1), keyed("a", "a1", 2), keyed("b", "b2", 3), keyed("c", "c1", 4), keyed("a", "a2", 5)}); err != nil {
@@ -65,18 +65,9 @@ func TestProcessGroupsByKey(t *testing.T) {
 	if err := op.Process(ctx, []abi.Record{keyed("c", "c2", 6), keyed("d", "d1", 7)}); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"a1", "b1", "c1", "d1"}; !reflect.DeepEqual(sink.values, want) {
-		t.Fatalf("got %q, want %q", sink.values, want)
+	if want := []string{"a1", "b1", "c1", "d1"}; !reflect.DeepEqual(sink.Values, want) {
+		t.Fatalf("got %q, want %q", sink.Values, want)
 	}
-}
-
-func compileModule(t *testing.T, name string) *host.Module {
-	t.Helper()
-	mod, err := newTestHost(t).Compile(context.Background(), wasmbuild.UDF(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mod
 }
 
 // txn is a fraud module transaction.
@@ -88,13 +79,13 @@ func txn(account string, amount float64, ts int64) abi.Record {
 // into parallelism 3: each subtask gets the accounts of its key groups, with
 // their pending small transactions and timers.
 func TestProcessSnapshotRescales(t *testing.T) {
-	mod := compileModule(t, "fraud")
+	mod := optest.Module(t, "fraud")
 	ctx := context.Background()
 	accounts := make([]string, 30)
 	for i := range accounts {
 		accounts[i] = fmt.Sprintf("acct-%d", i)
 	}
-	before := newTestProcessOp(t, mod, "detect", "expire", 1, 0, &collectSink{})
+	before := newTestProcessOp(t, mod, "detect", "expire", 1, 0, &optest.Values{})
 	var recs []abi.Record
 	for i, a := range accounts {
 		recs = append(recs, txn(a, 0.5, int64(1000+i)))
@@ -102,7 +93,7 @@ func TestProcessSnapshotRescales(t *testing.T) {
 	if err := before.Process(ctx, recs); err != nil {
 		t.Fatal(err)
 	}
-	if n := before.Timers.Len(abi.EventTime); n != len(accounts) {
+	if n := before.timers.Len(abi.EventTime); n != len(accounts) {
 		t.Fatalf("%d timers, want %d", n, len(accounts))
 	}
 	snap, err := before.snapshot(ctx)
@@ -118,12 +109,12 @@ func TestProcessSnapshotRescales(t *testing.T) {
 	var alerts []string
 	timers, left := 0, 0
 	for i := 0; i < 3; i++ {
-		sink := &collectSink{}
+		sink := &optest.Values{}
 		op := newTestProcessOp(t, mod, "detect", "expire", 3, i, sink)
 		if err := op.Restore(ctx, []io.Reader{bytes.NewReader(buf.Bytes())}, 0, state.Range{}); err != nil {
 			t.Fatal(err)
 		}
-		timers += op.Timers.Len(abi.EventTime)
+		timers += op.timers.Len(abi.EventTime)
 		r := state.RangeOf(128, 3, i)
 		var mine []abi.Record
 		for j, a := range accounts {
@@ -140,8 +131,8 @@ func TestProcessSnapshotRescales(t *testing.T) {
 		if err := op.Process(ctx, mine); err != nil {
 			t.Fatal(err)
 		}
-		left += op.Timers.Len(abi.EventTime)
-		alerts = append(alerts, sink.values...)
+		left += op.timers.Len(abi.EventTime)
+		alerts = append(alerts, sink.Values...)
 	}
 	if timers != len(accounts) {
 		t.Fatalf("%d timers restored, want %d", timers, len(accounts))
@@ -173,8 +164,8 @@ func TestProcessSnapshotRescales(t *testing.T) {
 // A key of another subtask's key groups is an error, not silent state in
 // the wrong place.
 func TestProcessRejectsForeignKeys(t *testing.T) {
-	mod := compileModule(t, "dedup")
-	op := newTestProcessOp(t, mod, "dedup", "", 2, 0, &collectSink{})
+	mod := optest.Module(t, "dedup")
+	op := newTestProcessOp(t, mod, "dedup", "", 2, 0, &optest.Values{})
 	foreign := ""
 	for i := 0; foreign == ""; i++ {
 		if k := fmt.Sprintf("k%d", i); !state.RangeOf(128, 2, 0).Contains(state.KeyGroup([]byte(k), 128)) {
@@ -190,8 +181,8 @@ func TestProcessRejectsForeignKeys(t *testing.T) {
 // Processing-time timers fire through on_timer when the task ticks past
 // them, not before.
 func TestProcessTicksFireProcessingTimers(t *testing.T) {
-	mod := compileModule(t, "fraud")
-	sink := &collectSink{}
+	mod := optest.Module(t, "fraud")
+	sink := &optest.Values{}
 	op := newTestProcessOp(t, mod, "detect", "expire", 1, 0, sink)
 	ctx := context.Background()
 	if err := op.Process(ctx, []abi.Record{txn("a", 0.5, 1000), txn("b", 0.5, 1000)}); err != nil {
@@ -206,17 +197,17 @@ func TestProcessTicksFireProcessingTimers(t *testing.T) {
 	if err := op.env.RegisterTimer(abi.ProcessingTime, 5000); err != nil {
 		t.Fatal(err)
 	}
-	if err := op.Tick(ctx, 4999); err != nil || op.Timers.Len(abi.ProcessingTime) != 1 {
-		t.Fatalf("tick before the timer: %v, %d timers", err, op.Timers.Len(abi.ProcessingTime))
+	if err := op.Tick(ctx, 4999); err != nil || op.timers.Len(abi.ProcessingTime) != 1 {
+		t.Fatalf("tick before the timer: %v, %d timers", err, op.timers.Len(abi.ProcessingTime))
 	}
-	if err := op.Tick(ctx, 5000); err != nil || op.Timers.Len(abi.ProcessingTime) != 0 {
-		t.Fatalf("tick at the timer: %v, %d timers", err, op.Timers.Len(abi.ProcessingTime))
+	if err := op.Tick(ctx, 5000); err != nil || op.timers.Len(abi.ProcessingTime) != 0 {
+		t.Fatalf("tick at the timer: %v, %d timers", err, op.timers.Len(abi.ProcessingTime))
 	}
 	// expire cleared a's small transaction; b's is still there.
 	if err := op.Process(ctx, []abi.Record{txn("a", 900, 2000), txn("b", 900, 2000)}); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{`{"account":"b","ts":2000,"amount":900.00}`}; !reflect.DeepEqual(sink.values, want) {
-		t.Fatalf("alerts %q, want %q", sink.values, want)
+	if want := []string{`{"account":"b","ts":2000,"amount":900.00}`}; !reflect.DeepEqual(sink.Values, want) {
+		t.Fatalf("alerts %q, want %q", sink.Values, want)
 	}
 }

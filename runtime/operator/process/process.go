@@ -1,4 +1,4 @@
-package runtime
+package process
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"wasmstream.io/platform/watermark"
 )
 
-// processOp runs a keyed process function (Flink's KeyedProcessFunction)
+// Operator runs a keyed process function (Flink's KeyedProcessFunction)
 // after a key_by: each batch is grouped by key, one group per key in
 // arrival order, and the whole batch goes to the module in one call whose
 // state and timer imports act on the subtask's keyed state and timer
@@ -25,12 +25,12 @@ import (
 // call may have changed state before it failed, and running its records
 // again would apply those changes twice. Records the function reports as
 // failed follow on_udf_error. State past its budget fails the job.
-type processOp struct {
+type Operator struct {
 	vertex    string
 	call      operator.GroupCall
 	onTimer   *operator.GroupCall
-	Keyed     *state.Keyed
-	Timers    *watermark.TimerService
+	keyed     *state.Keyed
+	timers    *watermark.TimerService
 	env       operator.KeyedEnv
 	batchSize int
 	policy    *operator.ErrorPolicy
@@ -59,10 +59,10 @@ type failedInput struct {
 // errBatchFull stops collecting timers once a call's worth is due.
 var errBatchFull = errors.New("timer batch full")
 
-func newProcessOp(vertex string, call operator.GroupCall, onTimer *operator.GroupCall, keyed *state.Keyed, batchSize int, policy *operator.ErrorPolicy, next operator.Stage) *processOp {
-	op := &processOp{vertex: vertex, call: call, onTimer: onTimer, Keyed: keyed, Timers: watermark.NewTimerService(),
+func New(vertex string, call operator.GroupCall, onTimer *operator.GroupCall, keyed *state.Keyed, batchSize int, policy *operator.ErrorPolicy, next operator.Stage) *Operator {
+	op := &Operator{vertex: vertex, call: call, onTimer: onTimer, keyed: keyed, timers: watermark.NewTimerService(),
 		batchSize: batchSize, policy: policy, next: next, wm: abi.NoWatermark}
-	op.env = operator.NewKeyedEnv(keyed, op.Timers)
+	op.env = operator.NewKeyedEnv(keyed, op.timers)
 	op.call.Env = &op.env
 	if onTimer != nil {
 		onTimer.Env = &op.env
@@ -89,7 +89,7 @@ func (k *keyOrder) Less(i, j int) bool {
 }
 func (k *keyOrder) Swap(i, j int) { k.order[i], k.order[j] = k.order[j], k.order[i] }
 
-func (op *processOp) Process(ctx context.Context, recs []abi.Record) error {
+func (op *Operator) Process(ctx context.Context, recs []abi.Record) error {
 	for len(recs) > 0 {
 		n := min(len(recs), op.batchSize)
 		if err := op.chunk(ctx, recs[:n]); err != nil {
@@ -101,7 +101,7 @@ func (op *processOp) Process(ctx context.Context, recs []abi.Record) error {
 }
 
 // chunk runs the process function over one batch.
-func (op *processOp) chunk(ctx context.Context, recs []abi.Record) error {
+func (op *Operator) chunk(ctx context.Context, recs []abi.Record) error {
 	op.sorter.recs = recs
 	op.sorter.order = op.sorter.order[:0]
 	for i := range recs {
@@ -158,7 +158,7 @@ func (op *processOp) chunk(ctx context.Context, recs []abi.Record) error {
 }
 
 // emitted builds a record entry's record over the one it inherits from.
-func (op *processOp) emitted(base *abi.Record, e *abi.Entry) abi.Record {
+func (op *Operator) emitted(base *abi.Record, e *abi.Entry) abi.Record {
 	out := e.Apply(base)
 	if e.Flags&abi.HasHeaders != 0 {
 		start := len(op.headers)
@@ -170,7 +170,7 @@ func (op *processOp) emitted(base *abi.Record, e *abi.Entry) abi.Record {
 
 // reportFailed applies the error policy to the inputs (records or timers)
 // the function reported as failed.
-func (op *processOp) reportFailed(ctx context.Context, inputs []abi.Record, what string, g *operator.GroupCall) error {
+func (op *Operator) reportFailed(ctx context.Context, inputs []abi.Record, what string, g *operator.GroupCall) error {
 	for _, f := range op.failed {
 		cause := fmt.Errorf("udf[%s] function[%s]: %s", g.Module, g.Function, f.msg)
 		if err := op.policy.RecordFailed(ctx, &inputs[f.index], cause); err != nil {
@@ -182,7 +182,7 @@ func (op *processOp) reportFailed(ctx context.Context, inputs []abi.Record, what
 
 // failure turns a failed call into the operator's error: the budget error
 // as it is (it says what to do), anything else as the call's failure.
-func (op *processOp) failure(err error) error {
+func (op *Operator) failure(err error) error {
 	var budget *state.BudgetError
 	if errors.As(err, &budget) {
 		return fmt.Errorf("operator[%s]: %w", op.vertex, budget)
@@ -190,7 +190,7 @@ func (op *processOp) failure(err error) error {
 	return fmt.Errorf("operator[%s]: %w", op.vertex, err)
 }
 
-func (op *processOp) Advance(ctx context.Context, wm int64) error {
+func (op *Operator) Advance(ctx context.Context, wm int64) error {
 	if wm > op.wm {
 		op.wm = wm
 	}
@@ -200,7 +200,7 @@ func (op *processOp) Advance(ctx context.Context, wm int64) error {
 	return op.next.Advance(ctx, wm)
 }
 
-func (op *processOp) Tick(ctx context.Context, now int64) error {
+func (op *Operator) Tick(ctx context.Context, now int64) error {
 	if err := op.fire(ctx, abi.ProcessingTime, now); err != nil {
 		return err
 	}
@@ -209,10 +209,10 @@ func (op *processOp) Tick(ctx context.Context, now int64) error {
 
 // fire runs the on_timer function over the domain's timers due at upTo, a
 // batch at a time, until none is due (timers it registers may be).
-func (op *processOp) fire(ctx context.Context, domain abi.TimeDomain, upTo int64) error {
+func (op *Operator) fire(ctx context.Context, domain abi.TimeDomain, upTo int64) error {
 	for {
 		op.fired = op.fired[:0]
-		if err := op.Timers.Advance(domain, upTo, op.collect); err != nil && !errors.Is(err, errBatchFull) {
+		if err := op.timers.Advance(domain, upTo, op.collect); err != nil && !errors.Is(err, errBatchFull) {
 			return err
 		}
 		if len(op.fired) == 0 {
@@ -225,7 +225,7 @@ func (op *processOp) fire(ctx context.Context, domain abi.TimeDomain, upTo int64
 }
 
 // callTimers runs the on_timer function over op.fired: one group per timer.
-func (op *processOp) callTimers(ctx context.Context, domain abi.TimeDomain) error {
+func (op *Operator) callTimers(ctx context.Context, domain abi.TimeDomain) error {
 	g := op.onTimer
 	if g == nil {
 		return fmt.Errorf("operator[%s]: %d timers fired and the operator has no on_timer function", op.vertex, len(op.fired))
@@ -271,13 +271,13 @@ func (op *processOp) callTimers(ctx context.Context, domain abi.TimeDomain) erro
 	return op.reportFailed(ctx, op.sorted, "on_timer", g)
 }
 
-func (op *processOp) Finish(ctx context.Context) error { return op.next.Finish(ctx) }
+func (op *Operator) Finish(ctx context.Context) error { return op.next.Finish(ctx) }
 
-func (op *processOp) Close(ctx context.Context) error {
+func (op *Operator) Close(ctx context.Context) error {
 	errs := []error{op.call.Guest.Close(ctx)}
 	if op.onTimer != nil {
 		errs = append(errs, op.onTimer.Guest.Close(ctx))
 	}
-	errs = append(errs, op.Keyed.Close(), op.next.Close(ctx))
+	errs = append(errs, op.keyed.Close(), op.next.Close(ctx))
 	return errors.Join(errs...)
 }
