@@ -26,6 +26,7 @@ type wasmOp struct {
 	frame   []byte
 	reader  abi.OutputReader
 	entry   abi.Entry
+	answer  operator.Answer
 	out     []abi.Record
 	headers []abi.Header
 }
@@ -41,31 +42,18 @@ func (o *wasmOp) Process(ctx context.Context, recs []abi.Record) error {
 	return nil
 }
 
+// processChunk runs the function over at most a batch of records, finding
+// the poison ones when the call fails as a whole (a trap, a deadline, a bad
+// frame), so that the others are neither lost nor duplicated.
 func (o *wasmOp) processChunk(ctx context.Context, recs []abi.Record) error {
-	err := o.call(ctx, recs)
-	if err == nil {
-		return o.next.Process(ctx, o.out)
-	}
-	var callErr *host.CallError
-	isCallErr := errors.As(err, &callErr)
-	if !isCallErr && !errors.Is(err, abi.ErrMalformedFrame) {
-		return err
-	}
-	if o.policy.Mode == operator.OnErrorFail || len(recs) == 1 {
-		if len(recs) == 1 || !isCallErr {
-			return o.policy.RecordFailed(ctx, &recs[0], err)
-		}
-		return fmt.Errorf("operator[%s]: %w", o.policy.Vertex, err)
-	}
-	// The call failed as a whole (a trap, a deadline, a bad frame): run the
-	// records one by one to find the poison ones, so that the others are
-	// neither lost nor duplicated.
-	for i := range recs {
-		if err := o.processChunk(ctx, recs[i:i+1]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return o.policy.Isolate(0, len(recs),
+		func(lo, hi int) error {
+			if err := o.call(ctx, recs[lo:hi]); err != nil {
+				return err
+			}
+			return o.next.Process(ctx, o.out)
+		},
+		func(i int, err error) error { return o.policy.RecordFailed(ctx, &recs[i], err) })
 }
 
 // call runs the function over recs and decodes its output into o.out,
@@ -82,36 +70,32 @@ func (o *wasmOp) call(ctx context.Context, recs []abi.Record) error {
 	o.out = o.out[:0]
 	o.headers = o.headers[:0]
 	var failed []int
-	last := -1
-	// An input's entries are consecutive. An error entry discards the
-	// input's other entries, before or after it.
-	indexStart, indexFailed, indexEntries, distinct := 0, false, 0, 0
+	o.answer.Reset("input")
+	indexStart, indexEntries, distinct := 0, 0, 0
 	onePerInput := o.kind != abi.KindFilter && o.kind != abi.KindFlatMap
 	for o.reader.Next(&o.entry) {
 		e := &o.entry
 		if e.Tag == abi.TagError && e.Index == abi.AllRecords {
 			return o.badOutput(fmt.Errorf("frame failed: %s", e.Message))
 		}
-		if int(e.Index) < last {
-			return o.badOutput(fmt.Errorf("entry for input %d after input %d", e.Index, last))
+		first, verdict, err := o.answer.Next(e)
+		if err != nil {
+			return o.badOutput(err)
 		}
-		if int(e.Index) != last {
-			last, indexStart, indexFailed, indexEntries = int(e.Index), len(o.out), false, 0
+		if first {
+			indexStart, indexEntries = len(o.out), 0
 			distinct++
 		}
-		switch {
-		case e.Tag == abi.TagError:
-			if !indexFailed {
-				o.out = o.out[:indexStart]
-				failed = append(failed, last)
-				indexFailed = true
-			}
-		case !o.kind.Answers(e.Tag):
+		if e.Tag != abi.TagError && !o.kind.Answers(e.Tag) {
 			return o.badOutput(fmt.Errorf("%s function wrote a %s entry", o.kind, operator.TagName(e.Tag)))
-		case indexFailed:
-		default:
+		}
+		switch verdict {
+		case operator.Fail:
+			o.out = o.out[:indexStart]
+			failed = append(failed, int(e.Index))
+		case operator.Emit:
 			if indexEntries++; onePerInput && indexEntries > 1 {
-				return o.badOutput(fmt.Errorf("%s function wrote %d entries for input %d", o.kind, indexEntries, last))
+				return o.badOutput(fmt.Errorf("%s function wrote %d entries for input %d", o.kind, indexEntries, e.Index))
 			}
 			o.out = append(o.out, o.merge(&recs[e.Index], e))
 		}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"wasmstream.io/platform/abi"
@@ -27,6 +26,9 @@ type punctuator struct {
 	reader abi.OutputReader
 	entry  abi.Entry
 	marks  []punctuation
+	// start is where the current input's marks begin in marks.
+	start  int
+	answer operator.Answer
 	// failed holds the message of each input the function failed, empty
 	// for the others.
 	failed []string
@@ -51,29 +53,17 @@ func (p *punctuator) Punctuate(ctx context.Context, g *watermark.Generator, recs
 	return nil
 }
 
+// chunk runs the function over at most a batch of records, finding the
+// poison ones when the call fails as a whole.
 func (p *punctuator) chunk(ctx context.Context, g *watermark.Generator, recs []abi.Record) error {
-	err := p.call(ctx, recs)
-	if err == nil {
-		return p.pass(ctx, g, recs)
-	}
-	var callErr *host.CallError
-	if !errors.As(err, &callErr) {
-		return err
-	}
-	if len(recs) == 1 {
-		return p.policy.RecordFailed(ctx, &recs[0], err)
-	}
-	if p.policy.Mode == operator.OnErrorFail {
-		return fmt.Errorf("operator[%s]: %w", p.policy.Vertex, err)
-	}
-	// Find the poison records one by one; the others are neither lost nor
-	// duplicated.
-	for i := range recs {
-		if err := p.chunk(ctx, g, recs[i:i+1]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.policy.Isolate(0, len(recs),
+		func(lo, hi int) error {
+			if err := p.call(ctx, recs[lo:hi]); err != nil {
+				return err
+			}
+			return p.pass(ctx, g, recs[lo:hi])
+		},
+		func(i int, err error) error { return p.policy.RecordFailed(ctx, &recs[i], err) })
 }
 
 // call runs the function and collects its punctuations and failures.
@@ -92,23 +82,29 @@ func (p *punctuator) call(ctx context.Context, recs []abi.Record) error {
 	}
 	p.failed = p.failed[:len(recs)]
 	clear(p.failed)
-	last := -1
+	p.answer.Reset("input")
 	for p.reader.Next(&p.entry) {
 		e := &p.entry
 		if e.Tag == abi.TagError && e.Index == abi.AllRecords {
 			return p.badOutput(fmt.Errorf("frame failed: %s", e.Message))
 		}
-		if int(e.Index) < last {
-			return p.badOutput(fmt.Errorf("entry for input %d after input %d", e.Index, last))
+		first, verdict, err := p.answer.Next(e)
+		if err != nil {
+			return p.badOutput(err)
 		}
-		last = int(e.Index)
-		switch e.Tag {
-		case abi.TagWatermark:
-			p.marks = append(p.marks, punctuation{index: last, wm: e.Timestamp})
-		case abi.TagError:
-			p.failed[last] = "error: " + string(e.Message)
-		default:
+		if first {
+			p.start = len(p.marks)
+		}
+		if e.Tag != abi.TagError && e.Tag != abi.TagWatermark {
 			return p.badOutput(fmt.Errorf("watermark function wrote a %s entry", operator.TagName(e.Tag)))
+		}
+		switch verdict {
+		case operator.Fail:
+			// The record fails: the watermarks it answered are discarded.
+			p.marks = p.marks[:p.start]
+			p.failed[e.Index] = "error: " + string(e.Message)
+		case operator.Emit:
+			p.marks = append(p.marks, punctuation{index: int(e.Index), wm: e.Timestamp})
 		}
 	}
 	if err := p.reader.Err(); err != nil {

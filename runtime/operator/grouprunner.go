@@ -33,7 +33,8 @@ type GroupRunner struct {
 	// The answer of the chunk being read: accumulators copied into arena,
 	// and group failures.
 	arena    []byte
-	accs     []answer
+	accs     []accAnswer
+	reader   Answer
 	failures []failure
 }
 
@@ -43,8 +44,8 @@ type FrameState interface {
 	Begin()
 }
 
-// answer is an accumulator a group answered: arena[off:off+n].
-type answer struct {
+// accAnswer is an accumulator a group answered: arena[off:off+n].
+type accAnswer struct {
 	group  int
 	off, n int
 }
@@ -77,46 +78,46 @@ func (w *GroupRunner) Run(ctx context.Context, op abi.Op, wm int64, n int, h Gro
 			h.Add(hi)
 			hi++
 		}
-		err := w.chunk(ctx, lo, hi, h)
-		if err == nil {
-			lo = hi
-			continue
-		}
-		var callErr *host.CallError
-		if !errors.As(err, &callErr) {
+		if err := w.runChunk(ctx, op, wm, lo, hi, h); err != nil {
 			return err
-		}
-		if w.State != nil {
-			// The call may have changed state before it failed: running
-			// its groups again would apply those changes twice.
-			return fmt.Errorf("operator[%s]: %w", w.Policy.Vertex, err)
-		}
-		if w.Policy.Mode == OnErrorFail || hi-lo == 1 {
-			if hi-lo == 1 && w.Policy.Mode != OnErrorFail {
-				if err := h.Failed(lo, err); err != nil {
-					return err
-				}
-				lo = hi
-				continue
-			}
-			return fmt.Errorf("operator[%s]: %w", w.Policy.Vertex, err)
-		}
-		// Run each group of the failed chunk alone.
-		for i := lo; i < hi; i++ {
-			w.begin(op, wm)
-			h.Add(i)
-			if err := w.chunk(ctx, i, i+1, h); err != nil {
-				if !errors.As(err, &callErr) {
-					return err
-				}
-				if err := h.Failed(i, err); err != nil {
-					return err
-				}
-			}
 		}
 		lo = hi
 	}
 	return w.Out.FlushIfFull(ctx)
+}
+
+// runChunk calls the function over groups lo..hi-1, whose frame is built,
+// and narrows a failed call down to its failing groups (ErrorPolicy.Isolate)
+// unless the function keeps state.
+func (w *GroupRunner) runChunk(ctx context.Context, op abi.Op, wm int64, lo, hi int, h GroupHandlers) error {
+	if w.State != nil {
+		err := w.chunk(ctx, lo, hi, h)
+		var callErr *host.CallError
+		if errors.As(err, &callErr) {
+			// The call may have changed state before it failed: running
+			// its groups again would apply those changes twice.
+			return fmt.Errorf("operator[%s]: %w", w.Policy.Vertex, err)
+		}
+		return err
+	}
+	built := true
+	return w.Policy.Isolate(lo, hi,
+		func(a, b int) error {
+			if !built {
+				w.begin(op, wm)
+				for k := a; k < b; k++ {
+					h.Add(k)
+				}
+			}
+			built = false
+			return w.chunk(ctx, a, b, h)
+		},
+		func(i int, err error) error {
+			if w.Policy.Mode == OnErrorFail {
+				return fmt.Errorf("operator[%s]: %w", w.Policy.Vertex, err)
+			}
+			return h.Failed(i, err)
+		})
 }
 
 // begin starts a frame, and its groups' state.
@@ -133,28 +134,29 @@ func (w *GroupRunner) begin(op abi.Op, wm int64) {
 func (w *GroupRunner) chunk(ctx context.Context, lo, hi int, h GroupHandlers) error {
 	w.arena, w.accs, w.failures = w.arena[:0], w.accs[:0], w.failures[:0]
 	mark := w.Out.Batch.Len()
-	last, groupMark, failed := -1, mark, false
+	groupMark := mark
+	w.reader.Reset("group")
 	err := w.Call.Run(ctx, false, func(e *abi.Entry) error {
-		i := lo + int(e.Index)
-		if i < last {
-			return w.Call.BadOutput(fmt.Errorf("entry for group %d after group %d", i-lo, last-lo))
+		first, verdict, err := w.reader.Next(e)
+		if err != nil {
+			return w.Call.BadOutput(err)
 		}
-		if i != last {
-			last, groupMark, failed = i, w.Out.Batch.Len(), false
+		i := lo + int(e.Index)
+		if first {
+			groupMark = w.Out.Batch.Len()
 		} else if h.Acc != nil {
 			return w.Call.BadOutput(fmt.Errorf("more than one answer for group %d", e.Index))
 		}
 		switch {
-		case failed:
-		case e.Tag == abi.TagError:
+		case verdict == Skip:
+		case verdict == Fail:
 			w.Out.Batch.Truncate(groupMark)
 			if n := len(w.accs); n > 0 && w.accs[n-1].group == i {
 				w.accs = w.accs[:n-1]
 			}
 			w.failures = append(w.failures, failure{group: i, err: fmt.Errorf("udf[%s] function[%s]: %s", w.Call.Module, w.Call.Function, e.Message)})
-			failed = true
 		case e.Tag == abi.TagAccumulator && h.Acc != nil:
-			w.accs = append(w.accs, answer{group: i, off: len(w.arena), n: len(e.Value)})
+			w.accs = append(w.accs, accAnswer{group: i, off: len(w.arena), n: len(e.Value)})
 			w.arena = append(w.arena, e.Value...)
 		case e.Tag == abi.TagRecord && h.Record != nil:
 			return h.Record(i, e)

@@ -2,11 +2,13 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/host"
 )
 
 // On-error policies of the job spec's on_udf_error.
@@ -94,4 +96,32 @@ func headerValue(text string) []byte {
 		}
 	}
 	return v
+}
+
+// Isolate runs call over inputs lo..hi-1 (records or groups). When the call
+// fails as a whole (a trap, a deadline or a malformed answer: a
+// *host.CallError), it finds the failing inputs: a single input goes to
+// failed; several fail the job under on_udf_error: fail, and are otherwise
+// run again one by one, so that only the poison ones go to failed and the
+// others are neither lost nor duplicated. Any other error is returned as it
+// is. Stateful functions must not be isolated: a failed call may have
+// changed state that running its inputs again would change twice.
+func (p *ErrorPolicy) Isolate(lo, hi int, call func(lo, hi int) error, failed func(i int, err error) error) error {
+	err := call(lo, hi)
+	var callErr *host.CallError
+	if err == nil || !errors.As(err, &callErr) {
+		return err
+	}
+	if hi-lo == 1 {
+		return failed(lo, err)
+	}
+	if p.Mode == OnErrorFail {
+		return fmt.Errorf("operator[%s]: %w", p.Vertex, err)
+	}
+	for i := lo; i < hi; i++ {
+		if err := p.Isolate(i, i+1, call, failed); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -44,6 +44,10 @@ type Operator struct {
 	out     []abi.Record
 	headers []abi.Header
 	failed  []failedInput
+	// answer reads a call's answer; inputStart is where the current
+	// input's records begin in out.
+	answer     operator.Answer
+	inputStart int
 	// fired collects due timers; collect is its bound appender.
 	fired   []watermark.Timer
 	collect func(watermark.Timer) error
@@ -125,28 +129,9 @@ func (op *Operator) chunk(ctx context.Context, recs []abi.Record) error {
 		start = end
 	}
 	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
-	last, lastStart, lastFailed := -1, 0, false
+	op.answer.Reset("record")
 	err := op.call.Run(ctx, true, func(e *abi.Entry) error {
-		i := int(e.Index)
-		if i < last {
-			return op.call.BadOutput(fmt.Errorf("entry for record %d after record %d", i, last))
-		}
-		if i != last {
-			last, lastStart, lastFailed = i, len(op.out), false
-		}
-		switch {
-		case e.Tag == abi.TagError:
-			if !lastFailed {
-				op.out = op.out[:lastStart]
-				op.failed = append(op.failed, failedInput{e.Index, string(e.Message)})
-				lastFailed = true
-			}
-		case e.Tag != abi.TagRecord:
-			return op.call.BadOutput(fmt.Errorf("process function wrote a %s entry", operator.TagName(e.Tag)))
-		case !lastFailed:
-			op.out = append(op.out, op.emitted(&op.sorted[i], e))
-		}
-		return nil
+		return op.answered(e, &op.call, "process", op.sorted)
 	})
 	if err != nil {
 		return op.failure(err)
@@ -155,6 +140,30 @@ func (op *Operator) chunk(ctx context.Context, recs []abi.Record) error {
 		return err
 	}
 	return op.reportFailed(ctx, op.sorted, "process", &op.call)
+}
+
+// answered takes one entry of a process or on_timer call's answer: a record
+// it emits over the input (record or timer) it answers, or the error that
+// fails that input, dropping what the input emitted.
+func (op *Operator) answered(e *abi.Entry, g *operator.GroupCall, kind string, inputs []abi.Record) error {
+	first, verdict, err := op.answer.Next(e)
+	if err != nil {
+		return g.BadOutput(err)
+	}
+	if first {
+		op.inputStart = len(op.out)
+	}
+	if e.Tag != abi.TagError && e.Tag != abi.TagRecord {
+		return g.BadOutput(fmt.Errorf("%s function wrote a %s entry", kind, operator.TagName(e.Tag)))
+	}
+	switch verdict {
+	case operator.Fail:
+		op.out = op.out[:op.inputStart]
+		op.failed = append(op.failed, failedInput{e.Index, string(e.Message)})
+	case operator.Emit:
+		op.out = append(op.out, op.emitted(&inputs[e.Index], e))
+	}
+	return nil
 }
 
 // emitted builds a record entry's record over the one it inherits from.
@@ -239,28 +248,9 @@ func (op *Operator) callTimers(ctx context.Context, domain abi.TimeDomain) error
 		op.sorted = append(op.sorted, abi.Record{Key: t.Key, Timestamp: t.Timestamp})
 	}
 	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
-	last, lastStart, lastFailed := -1, 0, false
+	op.answer.Reset("timer")
 	err := g.Run(ctx, false, func(e *abi.Entry) error {
-		i := int(e.Index)
-		if i < last {
-			return g.BadOutput(fmt.Errorf("entry for timer %d after timer %d", i, last))
-		}
-		if i != last {
-			last, lastStart, lastFailed = i, len(op.out), false
-		}
-		switch {
-		case e.Tag == abi.TagError:
-			if !lastFailed {
-				op.out = op.out[:lastStart]
-				op.failed = append(op.failed, failedInput{e.Index, string(e.Message)})
-				lastFailed = true
-			}
-		case e.Tag != abi.TagRecord:
-			return g.BadOutput(fmt.Errorf("on_timer function wrote a %s entry", operator.TagName(e.Tag)))
-		case !lastFailed:
-			op.out = append(op.out, op.emitted(&op.sorted[i], e))
-		}
-		return nil
+		return op.answered(e, g, "on_timer", op.sorted)
 	})
 	if err != nil {
 		return op.failure(err)

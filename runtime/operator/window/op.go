@@ -68,8 +68,10 @@ type Operator struct {
 	overlap []*slot
 	gaps    []int64
 	gapCall *operator.GroupCall
-	touched []touchedSlot
-	drops   []touchedSlot
+	// gapAnswer reads the session gap function's answers.
+	gapAnswer operator.Answer
+	touched   []touchedSlot
+	drops     []touchedSlot
 }
 
 func newWindowOp(vertex string, wp *plan.Window, lateCount *atomic.Int64, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *Operator {

@@ -229,18 +229,23 @@ func (w *Operator) sessionGaps(ctx context.Context, recs []abi.Record) error {
 		g.Add(&head, recs[lo:hi])
 		lo = hi
 	}
+	w.gapAnswer.Reset("record")
 	err := g.Run(ctx, true, func(e *abi.Entry) error {
+		_, verdict, err := w.gapAnswer.Next(e)
+		if err != nil {
+			return g.BadOutput(err)
+		}
 		i := int(e.Index)
-		switch e.Tag {
-		case abi.TagTimestamp:
+		switch {
+		case e.Tag != abi.TagTimestamp && e.Tag != abi.TagError:
+			return g.BadOutput(fmt.Errorf("session_gap function wrote a %s entry", operator.TagName(e.Tag)))
+		case verdict == operator.Fail:
+			w.gaps[i] = -1
+		case verdict == operator.Emit:
 			if e.Timestamp <= 0 {
 				return g.BadOutput(fmt.Errorf("session gap %d for record %d: must be positive", e.Timestamp, i))
 			}
 			w.gaps[i] = e.Timestamp
-		case abi.TagError:
-			w.gaps[i] = -1
-		default:
-			return g.BadOutput(fmt.Errorf("session_gap function wrote a %s entry", operator.TagName(e.Tag)))
 		}
 		return nil
 	})
