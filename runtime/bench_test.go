@@ -14,6 +14,7 @@ import (
 	"wasmstream.io/platform/runtime/exchange"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/operator/optest"
+	"wasmstream.io/platform/runtime/operator/record"
 )
 
 // nativeUpper is the native Go twin of the `upper` UDF: the ceiling a Wasm
@@ -105,11 +106,8 @@ func BenchmarkChainedMap(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/batch=%d", udf, batch), func(b *testing.B) {
 				mod := compileUDF(b, udf)
 				runChain(b, batch, func(next operator.Stage) operator.Stage {
-					return &wasmOp{
-						kind: abi.KindMap, module: mod.ID, function: "upper", fn: mod.Description.Lookup("upper"),
-						pool: mod.NewGuest(host.InstanceConfig{}), batchSize: batch,
-						policy: &operator.ErrorPolicy{Mode: operator.OnErrorFail, Counts: &operator.ErrorCounts{}}, next: next,
-					}
+					return record.NewFunction(abi.KindMap, mod.ID, "upper", mod.Description.Lookup("upper"), mod.NewGuest(host.InstanceConfig{}), batch,
+						&operator.ErrorPolicy{Mode: operator.OnErrorFail, Counts: &operator.ErrorCounts{}}, next)
 				})
 			})
 		}

@@ -11,6 +11,7 @@ import (
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/exchange"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/record"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
 )
@@ -212,7 +213,7 @@ func (b *builder) outputs(ctx context.Context, t *task, v *plan.Vertex, i int) (
 			if e.KeyFn != nil {
 				s = b.wasmStage(t, e.To.ID, i, e.KeyFn, abi.KindKey, policy, s)
 			} else {
-				s = &fieldExtract{field: e.KeyField, policy: policy, next: s}
+				s = record.KeyField(e.KeyField, policy, s)
 			}
 		}
 		outs = append(outs, s)
@@ -256,8 +257,5 @@ func (b *builder) wasmStage(t *task, vertexID string, i int, f *plan.Func, kind 
 		CallTimeout: limits.CallTimeout.Duration,
 		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},
 	})
-	return &wasmOp{
-		kind: kind, module: f.Module, function: f.Function, fn: f.Index, pool: t.stats.meter(vertexID, f.Function, pool),
-		batchSize: limits.BatchSize, policy: policy, next: next,
-	}
+	return record.NewFunction(kind, f.Module, f.Function, f.Index, t.stats.meter(vertexID, f.Function, pool), limits.BatchSize, policy, next)
 }

@@ -10,8 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/internal/wasmbuild"
 )
+
+// newTestHost is a host of the test's own, closed when it ends.
+func newTestHost(t *testing.T) *host.Host {
+	t.Helper()
+	h, err := host.New(context.Background(), host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	return h
+}
 
 func newTestManager(t *testing.T) *Manager {
 	t.Helper()

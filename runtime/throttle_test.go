@@ -9,17 +9,18 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/optest"
 )
 
 // chunkSink records the size of every batch it gets.
 type chunkSink struct {
-	collectSink
+	optest.Values
 	sizes []int
 }
 
 func (c *chunkSink) Process(ctx context.Context, recs []abi.Record) error {
 	c.sizes = append(c.sizes, len(recs))
-	return c.collectSink.Process(ctx, recs)
+	return c.Values.Process(ctx, recs)
 }
 
 func TestThrottlePassesRecordsInChunks(t *testing.T) {
@@ -47,8 +48,8 @@ func TestThrottlePassesRecordsInChunks(t *testing.T) {
 			if err := s.Process(context.Background(), recs); err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(sink.sizes, tt.sizes) || !slices.Equal(sink.values, want) {
-				t.Fatalf("chunks %v of %q; want %v of %q", sink.sizes, sink.values, tt.sizes, want)
+			if !slices.Equal(sink.sizes, tt.sizes) || !slices.Equal(sink.Values.Values, want) {
+				t.Fatalf("chunks %v of %q; want %v of %q", sink.sizes, sink.Values.Values, tt.sizes, want)
 			}
 			if err := s.Close(context.Background()); err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/record"
 	"wasmstream.io/platform/runtime/operator/window"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
@@ -42,10 +43,7 @@ func (b *builder) sourceStages(t *task, v *plan.Vertex, i int, policy *operator.
 	case "punctuated":
 		g = watermark.NewGenerator(watermark.Punctuated, 0, interval, idle, t.announceIdle, s)
 		f := v.WatermarkFn
-		g.Punct = &punctuator{
-			module: f.Module, function: f.Function, fn: f.Index, pool: b.pool(v.ID, i, f),
-			batchSize: b.j.plan.Job.UDF.BatchSize, policy: policy,
-		}
+		g.Punct = record.NewPunctuator(f.Module, f.Function, f.Index, b.pool(v.ID, i, f), b.j.plan.Job.UDF.BatchSize, policy)
 	default:
 		g = watermark.NewGenerator(watermark.Bounded, w.MaxOutOfOrderness.Milliseconds(), interval, idle, t.announceIdle, s)
 	}
@@ -57,7 +55,7 @@ func (b *builder) sourceStages(t *task, v *plan.Vertex, i int, policy *operator.
 // next.
 func (b *builder) timestampStage(t *task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
 	if ts := v.Source.Timestamp; ts != nil && ts.Field != "" {
-		return &fieldExtract{field: ts.Field, timestamp: true, policy: policy, next: next}
+		return record.TimestampField(ts.Field, policy, next)
 	}
 	if v.Fn != nil {
 		return b.wasmStage(t, v.ID, i, v.Fn, abi.KindTimestamp, policy, next)

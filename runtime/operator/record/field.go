@@ -1,4 +1,4 @@
-package runtime
+package record
 
 import (
 	"context"
@@ -20,6 +20,18 @@ type fieldExtract struct {
 
 	out   []abi.Record
 	arena []byte
+}
+
+// KeyField makes a top-level JSON field of the value each record's key:
+// key_by.field.
+func KeyField(field string, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+	return &fieldExtract{field: field, policy: policy, next: next}
+}
+
+// TimestampField makes a top-level JSON field of the value (milliseconds, or
+// RFC 3339) each record's timestamp: timestamp.field.
+func TimestampField(field string, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+	return &fieldExtract{field: field, timestamp: true, policy: policy, next: next}
 }
 
 func (f *fieldExtract) Process(ctx context.Context, recs []abi.Record) error {

@@ -1,4 +1,4 @@
-package runtime
+package record
 
 import (
 	"context"
@@ -29,6 +29,13 @@ type wasmOp struct {
 	answer  operator.Answer
 	out     []abi.Record
 	headers []abi.Header
+}
+
+// NewFunction runs record function fn (its index in the module's
+// self-description, a map, filter, flat_map, key or timestamp function) of
+// module on guest, in calls of at most batchSize records, in front of next.
+func NewFunction(kind abi.Kind, module, function string, fn int, guest operator.Caller, batchSize int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+	return &wasmOp{kind: kind, module: module, function: function, fn: fn, pool: guest, batchSize: batchSize, policy: policy, next: next}
 }
 
 func (o *wasmOp) Process(ctx context.Context, recs []abi.Record) error {

@@ -1,4 +1,4 @@
-package runtime
+package record
 
 import (
 	"context"
@@ -38,19 +38,15 @@ func newTestHost(t *testing.T) *host.Host {
 	return h
 }
 
-func newWasmOp(t *testing.T, mod *host.Module, function, policy string, next operator.Stage) (*wasmOp, *counters) {
+func newWasmOp(t *testing.T, mod *host.Module, function, policy string, next operator.Stage) (operator.Stage, *operator.ErrorCounts) {
 	t.Helper()
 	i := mod.Description.Lookup(function)
 	if i < 0 {
 		t.Fatalf("no function %s", function)
 	}
-	c := &counters{}
-	op := &wasmOp{
-		kind: mod.Description.Functions[i].Kind, module: mod.ID, function: function, fn: i,
-		pool: mod.NewGuest(host.InstanceConfig{}), batchSize: 1024,
-		policy: &operator.ErrorPolicy{Mode: policy, Vertex: "op", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))},
-		next:   next,
-	}
+	c := &operator.ErrorCounts{}
+	op := NewFunction(mod.Description.Functions[i].Kind, mod.ID, function, i, mod.NewGuest(host.InstanceConfig{}), 1024,
+		&operator.ErrorPolicy{Mode: policy, Vertex: "op", Counts: c, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, next)
 	t.Cleanup(func() { _ = op.Close(context.Background()) })
 	return op, c
 }

@@ -1,4 +1,4 @@
-package runtime
+package record
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 func TestPunctuatedWatermarks(t *testing.T) {
 	mod := optest.Module(t, "sessions")
 	out := &optest.Tape{}
-	c := newCounters()
+	c := &operator.ErrorCounts{}
 	g := watermark.NewGenerator(watermark.Punctuated, 0, 200, 0, func(context.Context, bool) error { return nil }, out)
 	g.SetSplits(1)
 	fn := mod.Description.Lookup("heartbeat")
-	g.Punct = &punctuator{module: mod.ID, function: "heartbeat", fn: fn, pool: mod.NewGuest(host.InstanceConfig{}), batchSize: 2,
-		policy: &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "src", Counts: &c.ErrorCounts}}
+	g.Punct = NewPunctuator(mod.ID, "heartbeat", fn, mod.NewGuest(host.InstanceConfig{}), 2,
+		&operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "src", Counts: c})
 	t.Cleanup(func() { _ = g.Close(context.Background()) })
 	steps := optest.Step(`k@5 {"a":1}; k@9 {"heartbeat":true}; k@7 {"b":2}; k@20 {"heartbeat":false}; k@30 {"heartbeat":true}`)
 	if err := steps.Apply(context.Background(), g); err != nil {

@@ -1,4 +1,4 @@
-package runtime
+package record
 
 import (
 	"context"
@@ -33,6 +33,13 @@ type punctuator struct {
 	// for the others.
 	failed []string
 	out    []abi.Record
+}
+
+// NewPunctuator runs watermark function fn (its index in the module's
+// self-description) of module on guest for a source's punctuated
+// watermarks, in calls of at most batchSize records.
+func NewPunctuator(module, function string, fn int, guest operator.Caller, batchSize int, policy *operator.ErrorPolicy) watermark.Punctuator {
+	return &punctuator{module: module, function: function, fn: fn, pool: guest, batchSize: batchSize, policy: policy}
 }
 
 // punctuation is a watermark emitted after the input record index.
