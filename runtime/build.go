@@ -18,7 +18,7 @@ import (
 
 // builder turns a plan into tasks: one per chain head and subtask.
 type builder struct {
-	j     *job
+	j     *ExecJob
 	edges map[*plan.Edge]*exchange.Edge
 	// budget bounds the memory of the job's keyed state (state.go).
 	budget *state.Budget
@@ -30,10 +30,10 @@ type builder struct {
 
 // build creates every task of the job, restoring their state from restore
 // (when not nil). On failure it releases what it made.
-func (j *job) build(ctx context.Context, run *checkpointRun, restore *restoreSet) (tasks []*task, err error) {
+func (j *ExecJob) build(ctx context.Context, run *checkpointRun, restore *restoreSet) (tasks []*task, err error) {
 	b := &builder{j: j, edges: map[*plan.Edge]*exchange.Edge{}, run: run, restore: restore}
-	cfg := exchange.Config{BufferTimeout: j.plan.Job.BufferTimeout.Duration}
-	for _, v := range j.plan.Vertices {
+	cfg := exchange.Config{BufferTimeout: j.Plan.Job.BufferTimeout.Duration}
+	for _, v := range j.Plan.Vertices {
 		for _, e := range v.Out {
 			if !e.Chained() {
 				b.edges[e] = exchange.NewEdge(cfg, e.From.Parallelism, e.To.Parallelism)
@@ -48,7 +48,7 @@ func (j *job) build(ctx context.Context, run *checkpointRun, restore *restoreSet
 			tasks = nil
 		}
 	}()
-	for _, v := range j.plan.Vertices {
+	for _, v := range j.Plan.Vertices {
 		if len(v.In) == 1 && v.In[0].Chained() {
 			continue
 		}
@@ -68,11 +68,11 @@ func (j *job) build(ctx context.Context, run *checkpointRun, restore *restoreSet
 // task builds subtask i of the chain headed by v. It returns the task even on
 // error so that the caller can release what was made.
 func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*task, error) {
-	job := b.j.plan.Job
-	t := &task{name: v.ID, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.log.With("vertex", v.ID, "subtask", i)}
+	job := b.j.Plan.Job
+	t := &task{name: v.ID, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.Log.With("vertex", v.ID, "subtask", i)}
 	b.checkpointTask(t, v)
 	if job.OnUDFError == operator.OnErrorDeadLetter {
-		sink, err := connector.NewJetStreamSink(ctx, b.j.mgr.cfg.JetStream, connector.JetStreamSinkConfig{Subject: job.DeadLetter})
+		sink, err := connector.NewJetStreamSink(ctx, b.j.Env.JetStream, connector.JetStreamSinkConfig{Subject: job.DeadLetter})
 		if err != nil {
 			return t, fmt.Errorf("dead_letter_subject: %w", err)
 		}
@@ -106,13 +106,13 @@ func (b *builder) source(ctx context.Context, v *plan.Vertex, i int) (connector.
 	if s.Generator != nil {
 		return b.generator(ctx, v, i)
 	}
-	js := b.j.mgr.cfg.JetStream
+	js := b.j.Env.JetStream
 	cfg := connector.JetStreamSourceConfig{
 		Stream: s.JetStream.Stream, Subjects: s.JetStream.Subjects, Bounded: s.JetStream.Bounded,
 		Subtask: i, Parallelism: v.Parallelism,
 	}
 	if cfg.Bounded {
-		end, err := b.j.boundedEnd(v.ID, func() (map[string]uint64, error) {
+		end, err := b.j.BoundedEnd(v.ID, func() (map[string]uint64, error) {
 			return connector.BoundedEnd(ctx, js, cfg.Stream, cfg.Subjects)
 		})
 		if err != nil {
@@ -136,7 +136,7 @@ func (b *builder) source(ctx context.Context, v *plan.Vertex, i int) (connector.
 // vertexStage builds the stages of vertex v in subtask i, followed by
 // whatever consumes its output.
 func (b *builder) vertexStage(ctx context.Context, t *task, v *plan.Vertex, i int) (operator.Stage, error) {
-	c := b.j.counters[v.ID][i]
+	c := b.j.Counters[v.ID][i]
 	t.stats.vertices = append(t.stats.vertices, b.vertexClock(v, i))
 	policy := b.policy(t, v.ID, c)
 	out, err := b.outputs(ctx, t, v, i)
@@ -182,7 +182,7 @@ func (b *builder) sink(ctx context.Context, t *task, v *plan.Vertex, i int) (ope
 		return b.txSink(ctx, t, v, i)
 	}
 	js := v.Sink.JetStream
-	sink, err := connector.NewJetStreamSink(ctx, b.j.mgr.cfg.JetStream, connector.JetStreamSinkConfig{Subject: js.Subject, MaxInFlight: js.MaxInFlight})
+	sink, err := connector.NewJetStreamSink(ctx, b.j.Env.JetStream, connector.JetStreamSinkConfig{Subject: js.Subject, MaxInFlight: js.MaxInFlight})
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (b *builder) outputs(ctx context.Context, t *task, v *plan.Vertex, i int) (
 		t.writers = append(t.writers, w)
 		var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.Ship == plan.ShipBroadcast, channels: e.To.Parallelism}
 		if e.Ship == plan.ShipHash {
-			policy := b.policy(t, e.To.ID, b.j.counters[v.ID][i])
+			policy := b.policy(t, e.To.ID, b.j.Counters[v.ID][i])
 			if e.KeyFn != nil {
 				s = b.wasmStage(t, e.To.ID, i, e.KeyFn, abi.KindKey, policy, s)
 			} else {
@@ -230,15 +230,15 @@ func (b *builder) outputs(ctx context.Context, t *task, v *plan.Vertex, i int) (
 // module is the uploaded module a plan function belongs to. A job's modules
 // cannot be deleted while it exists, so the lookup cannot fail once the job
 // was submitted.
-func (b *builder) module(f *plan.Func) *moduleEntry {
-	e, _ := b.j.mgr.lookupModule(f.Module)
-	return e
+func (b *builder) module(f *plan.Func) *host.Module {
+	m, _ := b.j.Env.Module(f.Module)
+	return m
 }
 
 func (b *builder) partitioner(e *plan.Edge, producer int) exchange.Partitioner {
 	switch e.Ship {
 	case plan.ShipHash:
-		return exchange.NewKeyGroups(b.j.plan.Job.MaxParallelism, e.To.Parallelism)
+		return exchange.NewKeyGroups(b.j.Plan.Job.MaxParallelism, e.To.Parallelism)
 	case plan.ShipRebalance:
 		return exchange.NewRebalance(e.To.Parallelism, producer)
 	}
@@ -246,16 +246,16 @@ func (b *builder) partitioner(e *plan.Edge, producer int) exchange.Partitioner {
 }
 
 func (b *builder) policy(t *task, vertexID string, c *counters) *operator.ErrorPolicy {
-	log := b.j.log.With("vertex", vertexID, "subtask", t.subtask)
-	return &operator.ErrorPolicy{Mode: b.j.plan.Job.OnUDFError, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
+	log := b.j.Log.With("vertex", vertexID, "subtask", t.subtask)
+	return &operator.ErrorPolicy{Mode: b.j.Plan.Job.OnUDFError, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
 }
 
 func (b *builder) wasmStage(t *task, vertexID string, i int, f *plan.Func, kind abi.Kind, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
-	limits := b.j.plan.Job.UDF
-	pool := b.module(f).mod.NewGuest(host.InstanceConfig{
+	limits := b.j.Plan.Job.UDF
+	pool := b.module(f).NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
-		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},
+		Attrs:       []slog.Attr{slog.String("job", b.j.ID), slog.String("vertex", vertexID), slog.Int("subtask", i)},
 	})
 	return record.NewFunction(kind, f.Module, f.Function, f.Index, t.stats.meter(vertexID, f.Function, pool), limits.BatchSize, policy, next)
 }

@@ -47,7 +47,7 @@ func (b *builder) startPositions(ctx context.Context, v *plan.Vertex, stream str
 	if err != nil {
 		return nil, err
 	}
-	if err := b.restore.checkPositions(ctx, b.j.mgr.cfg.JetStream, v.ID, stream, pos); err != nil {
+	if err := b.restore.checkPositions(ctx, b.j.Env.JetStream, v.ID, stream, pos); err != nil {
 		return nil, err
 	}
 	return pos, nil
@@ -60,7 +60,7 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *plan.Vertex, 
 		return nil
 	}
 	if b.restore != nil {
-		if err := fault(faultRestore, b.j.id, t.cp.name); err != nil {
+		if err := fault(faultRestore, b.j.ID, t.cp.name); err != nil {
 			return err
 		}
 	}
@@ -77,7 +77,7 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *plan.Vertex, 
 	if err != nil {
 		return err
 	}
-	job := b.j.plan.Job
+	job := b.j.Plan.Job
 	if err := op.Restore(ctx, srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.Parallelism, i)); err != nil {
 		return b.restore.fail(err)
 	}
@@ -88,8 +88,8 @@ func (b *builder) checkpointStage(ctx context.Context, t *task, v *plan.Vertex, 
 // epochs the restored checkpoint holds before the task starts.
 func (b *builder) txSink(ctx context.Context, t *task, v *plan.Vertex, i int) (operator.Stage, error) {
 	js := v.Sink.JetStream
-	sink, err := connector.NewTxSink(ctx, b.j.mgr.cfg.JetStream, connector.TxSinkConfig{
-		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.id, v.ID, i), MaxInFlight: js.MaxInFlight,
+	sink, err := connector.NewTxSink(ctx, b.j.Env.JetStream, connector.TxSinkConfig{
+		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.ID, v.ID, i), MaxInFlight: js.MaxInFlight,
 		SpillDir: b.spillDir(),
 	})
 	if err != nil {
@@ -104,7 +104,7 @@ func (b *builder) txSink(ctx context.Context, t *task, v *plan.Vertex, i int) (o
 	if err == nil && len(epochs) > 0 {
 		var st connector.RecoverStats
 		st, err = sink.Recover(ctx, epochs, b.restore.restoredAt())
-		b.j.log.Info("sink recovered staged output", "vertex", v.ID, "subtask", i, "epochs", st.Epochs,
+		b.j.Log.Info("sink recovered staged output", "vertex", v.ID, "subtask", i, "epochs", st.Epochs,
 			"published", st.Published, "skipped", st.Skipped, "read_back", st.ReadBack)
 	}
 	if err != nil {
@@ -115,8 +115,8 @@ func (b *builder) txSink(ctx context.Context, t *task, v *plan.Vertex, i int) (o
 
 // spillDir holds the files of staged output past a sink's memory budget.
 func (b *builder) spillDir() string {
-	if b.j.mgr.cfg.DataDir == "" {
+	if b.j.Env.DataDir == "" {
 		return ""
 	}
-	return filepath.Join(b.j.mgr.cfg.DataDir, "spill")
+	return filepath.Join(b.j.Env.DataDir, "spill")
 }

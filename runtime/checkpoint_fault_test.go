@@ -65,8 +65,8 @@ func (f *failureSchedule) inject(point, job, task string) error {
 		return nil
 	}
 	done := int64(0)
-	if j, ok := f.m.job(job); ok && j.checkpoints != nil {
-		done, _ = j.checkpoints.history.Counts()
+	if j, ok := f.m.job(job); ok && j.x.Checkpoints != nil {
+		done, _ = j.x.Checkpoints.history.Counts()
 	}
 	fail := func(what string) error {
 		f.injected = append(f.injected, what)

@@ -17,7 +17,7 @@ func (b *builder) generator(ctx context.Context, v *plan.Vertex, i int) (connect
 	g := v.Source.Generator
 	cfg := connector.GeneratorConfig{
 		Kind: g.Kind, Rate: g.Rate, Count: g.Count, Keys: g.Keys, Seed: g.Seed,
-		Subtask: i, Parallelism: v.Parallelism, Splits: b.j.plan.Job.MaxParallelism,
+		Subtask: i, Parallelism: v.Parallelism, Splits: b.j.Plan.Job.MaxParallelism,
 		Nexmark: nexmarkConfig(g.Nexmark),
 	}
 	if b.restore == nil {

@@ -50,7 +50,7 @@ func (t *task) replayInFlight(ctx context.Context) error {
 		return nil
 	}
 	r := t.cp.restore
-	d, err := r.inFlight(ctx, t.name, t.subtask, t.cp.run.j.plan.Vertex(t.name).Parallelism)
+	d, err := r.inFlight(ctx, t.name, t.subtask, t.cp.run.j.Plan.Vertex(t.name).Parallelism)
 	if err != nil || d == nil {
 		return err
 	}

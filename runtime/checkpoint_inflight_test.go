@@ -109,10 +109,10 @@ func (f *failAfterInFlight) inject(point, job, task string) error {
 		return nil
 	}
 	j, ok := f.m.job(job)
-	if !ok || j.checkpoints == nil {
+	if !ok || j.x.Checkpoints == nil {
 		return nil
 	}
-	all := j.checkpoints.history.All()
+	all := j.x.Checkpoints.history.All()
 	for i := len(all) - 1; i >= 0; i-- {
 		if all[i].Status != checkpoint.StatusCompleted {
 			continue

@@ -155,10 +155,10 @@ func (m *Manager) jobCheckpoints(id string) (*jobCheckpoints, error) {
 	if !ok {
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	if j.checkpoints == nil {
+	if j.x.Checkpoints == nil {
 		return nil, fmt.Errorf("job %s: %w", id, ErrNoCheckpoints)
 	}
-	return j.checkpoints, nil
+	return j.x.Checkpoints, nil
 }
 
 // ErrNotRunning: the job has no run in progress to take a savepoint of.

@@ -18,7 +18,7 @@ import (
 // coordinator's goroutine; write starts the goroutines that store a task's
 // blobs, which Wait waits for.
 type checkpointRun struct {
-	j           *job
+	j           *ExecJob
 	cp          *jobCheckpoints
 	coord       *checkpoint.Coordinator
 	tasks       []*task
@@ -32,8 +32,8 @@ type checkpointRun struct {
 func taskID(t *task) string { return t.name + "[" + strconv.Itoa(t.subtask) + "]" }
 
 // newCheckpointRun prepares checkpointing for the run about to start.
-func (j *job) newCheckpointRun() *checkpointRun {
-	cp := j.checkpoints
+func (j *ExecJob) newCheckpointRun() *checkpointRun {
+	cp := j.Checkpoints
 	exactlyOnce := cp.cfg.Mode == plan.ModeExactlyOnce
 	return &checkpointRun{j: j, cp: cp, exactlyOnce: exactlyOnce, unaligned: exactlyOnce && cp.cfg.Unaligned}
 }
@@ -48,8 +48,8 @@ func (r *checkpointRun) start(ctx context.Context, tasks []*task, nextID int64) 
 	}
 	cfg := r.cp.cfg
 	r.coord = checkpoint.NewCoordinator(checkpoint.Config{
-		Job: r.j.id, Interval: cfg.Interval.Duration, Timeout: cfg.Timeout.Duration, MinPause: cfg.MinPause.Duration,
-		Retain: cfg.Retain, Store: r.cp.store, Tasks: names, NextID: nextID, History: r.cp.history, Logger: r.j.log,
+		Job: r.j.ID, Interval: cfg.Interval.Duration, Timeout: cfg.Timeout.Duration, MinPause: cfg.MinPause.Duration,
+		Retain: cfg.Retain, Store: r.cp.store, Tasks: names, NextID: nextID, History: r.cp.history, Logger: r.j.Log,
 	}, r)
 	r.cp.mu.Lock()
 	r.cp.coord = r.coord
@@ -124,15 +124,15 @@ func (r *checkpointRun) put(ctx context.Context, id int64, b operator.Blob) (che
 	store := r.cp.store
 	switch {
 	case b.Reader != nil:
-		return store.PutBlobFrom(ctx, r.j.id, id, b.Name, b.Reader)
+		return store.PutBlobFrom(ctx, r.j.ID, id, b.Name, b.Reader)
 	case b.Write != nil:
 		pr, pw := io.Pipe()
 		go func() { pw.CloseWithError(b.Write(ctx, pw)) }()
-		ref, err := store.PutBlobFrom(ctx, r.j.id, id, b.Name, pr)
+		ref, err := store.PutBlobFrom(ctx, r.j.ID, id, b.Name, pr)
 		pr.CloseWithError(fmt.Errorf("blob %s: stored", b.Name))
 		return ref, err
 	}
-	return store.PutBlob(ctx, r.j.id, id, b.Name, b.Data)
+	return store.PutBlob(ctx, r.j.ID, id, b.Name, b.Data)
 }
 
 // finished tells the coordinator that task t has ended after all its input,

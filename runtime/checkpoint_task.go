@@ -98,7 +98,7 @@ func (c *taskCheckpoint) add(p participant) {
 // poll handles the control messages queued, without waiting. A source task
 // calls it between fetches; a gate task between buffers.
 func (c *taskCheckpoint) poll(ctx context.Context, t *task) error {
-	if err := fault(faultProcess, c.run.j.id, c.name); err != nil {
+	if err := fault(faultProcess, c.run.j.ID, c.name); err != nil {
 		return err
 	}
 	for {
@@ -150,7 +150,7 @@ func (c *taskCheckpoint) commit(ctx context.Context, id int64) error {
 // unaligned barrier overtakes the queued output instead (overtake).
 func (c *taskCheckpoint) take(ctx context.Context, t *task, b checkpoint.Barrier, alignment time.Duration, ended bool) error {
 	c.last = b.ID
-	if err := fault(faultSnapshot, c.run.j.id, c.name); err != nil {
+	if err := fault(faultSnapshot, c.run.j.ID, c.name); err != nil {
 		c.run.coord.Decline(b.ID, c.name, checkpoint.ReasonTaskFailure, err)
 		return err
 	}
@@ -327,7 +327,7 @@ func (c *taskCheckpoint) finishInput(ctx context.Context, t *task) error {
 
 // close ends a task whose output is all committed.
 func (c *taskCheckpoint) close(t *task) error {
-	if err := fault(faultClose, c.run.j.id, c.name); err != nil {
+	if err := fault(faultClose, c.run.j.ID, c.name); err != nil {
 		return err
 	}
 	c.run.finished(t)

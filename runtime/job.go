@@ -15,18 +15,15 @@ import (
 type job struct {
 	id      string
 	spec    []byte
-	plan    *plan.Plan
 	modules []string
 	created time.Time
 	log     *slog.Logger
 	mgr     *Manager
-	// counters per vertex id, one per subtask; fixed at creation.
-	counters map[string][]*counters
+	// x is the job as its subtasks run it: plan, counters and
+	// checkpointing, fixed at creation.
+	x *ExecJob
 	// pressure reports each vertex's backpressured ratio.
 	pressure *pressureSampler
-	// checkpoints is the job's checkpointing, nil without a checkpoint
-	// block (checkpoint.go).
-	checkpoints *jobCheckpoints
 
 	mu        sync.Mutex
 	st        JobState
@@ -51,16 +48,17 @@ type job struct {
 
 func newJob(id string, spec []byte, p *plan.Plan, m *Manager) *job {
 	j := &job{
-		id: id, spec: spec, plan: p, modules: p.ModuleIDs(), created: time.Now().UTC(),
+		id: id, spec: spec, modules: p.ModuleIDs(), created: time.Now().UTC(),
 		log: m.log.With("job", id, "job_name", p.Job.Name), mgr: m,
-		counters: map[string][]*counters{}, st: StateCreated, done: make(chan struct{}),
+		st: StateCreated, done: make(chan struct{}),
 	}
+	j.x = &ExecJob{ID: id, Plan: p, Log: j.log, Env: m.env, Counters: map[string][]*counters{}, BoundedEnd: j.boundedEnd, Observer: j}
 	for _, v := range p.Vertices {
 		cs := make([]*counters, v.Parallelism)
 		for i := range cs {
 			cs[i] = newCounters()
 		}
-		j.counters[v.ID] = cs
+		j.x.Counters[v.ID] = cs
 	}
 	j.pressure = newPressureSampler()
 	return j
@@ -89,8 +87,8 @@ func (j *job) setState(s JobState, failure string) {
 
 // recordLocked is the job's registry record; j.mu is held.
 func (j *job) recordLocked() *jobRecord {
-	rec := &jobRecord{ID: j.id, Name: j.plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends}
-	if cp := j.checkpoints; cp != nil && cp.from != nil {
+	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends}
+	if cp := j.x.Checkpoints; cp != nil && cp.from != nil {
 		rec.FromSavepoint, rec.AllowNonRestored = cp.from.String(), cp.allowNonRestd
 	}
 	if !j.ended.IsZero() {
@@ -150,7 +148,25 @@ func (j *job) start() {
 func (j *job) supervise(ctx context.Context, cancel context.CancelFunc) {
 	defer close(j.done)
 	defer cancel()
-	j.finish(j.runWithRestarts(ctx))
+	j.finish(j.x.runWithRestarts(ctx))
+}
+
+// Running implements Observer: the job is RUNNING with these tasks, whose
+// backpressure is sampled until the run ends.
+func (j *job) Running(tasks []*task) (done func()) {
+	j.setTasks(tasks)
+	j.markRunning()
+	j.log.Info("job running", "tasks", len(tasks))
+	return j.pressure.start(tasks)
+}
+
+// Restarting implements Observer.
+func (j *job) Restarting(attempt int, delay time.Duration, err error) {
+	j.mu.Lock()
+	j.restarts++
+	j.mu.Unlock()
+	j.setState(StateRestarting, err.Error())
+	j.log.Warn("job restarting", "attempt", attempt, "delay", delay, "error", err)
 }
 
 // markRunning moves a created or restarting job to RUNNING; a job cancelled
@@ -243,18 +259,18 @@ func (j *job) cancel(ctx context.Context, suspend bool) error {
 // info snapshots the job for the API.
 func (j *job) info() JobInfo {
 	j.mu.Lock()
-	info := JobInfo{ID: j.id, Name: j.plan.Job.Name, State: j.st, Created: j.created, Failure: j.failure, Restarts: j.restarts, Warnings: j.warnings}
+	info := JobInfo{ID: j.id, Name: j.x.Plan.Job.Name, State: j.st, Created: j.created, Failure: j.failure, Restarts: j.restarts, Warnings: j.warnings}
 	if !j.ended.IsZero() {
 		ended := j.ended
 		info.Ended = &ended
 	}
 	j.mu.Unlock()
-	if j.checkpoints != nil {
-		info.Checkpoint = j.checkpoints.info()
+	if j.x.Checkpoints != nil {
+		info.Checkpoint = j.x.Checkpoints.info()
 	}
-	for _, v := range j.plan.Vertices {
+	for _, v := range j.x.Plan.Vertices {
 		vi := VertexInfo{ID: v.ID, Kind: v.Kind, Parallelism: v.Parallelism, Task: j.taskName(v)}
-		for _, c := range j.counters[v.ID] {
+		for _, c := range j.x.Counters[v.ID] {
 			vi.RecordsIn += c.in.Load()
 			vi.RecordsOut += c.out.Load()
 			vi.UDFErrors += c.UDFErrors.Load()
@@ -262,7 +278,7 @@ func (j *job) info() JobInfo {
 			vi.DeadLettered += c.DeadLettered.Load()
 			vi.LateRecords += c.late.Load()
 		}
-		vi.Watermark = vertexWatermark(j.counters[v.ID])
+		vi.Watermark = vertexWatermark(j.x.Counters[v.ID])
 		vi.Backpressure = j.pressure.ratio(j.taskName(v))
 		info.Vertices = append(info.Vertices, vi)
 		info.Edges = append(info.Edges, edgeInfos(v)...)

@@ -19,12 +19,12 @@ func (b *builder) joinStage(ctx context.Context, t *task, v *plan.Vertex, i int,
 	t.inputs = &operator.Inputs{Split: v.In[0].From.Parallelism}
 	if v.Join.Interval {
 		return join.New(join.Config{
-			Vertex: v.ID, Plan: v.Join, Inputs: t.inputs, Limit: b.stateBudget().Limit(), BatchSize: b.j.plan.Job.UDF.BatchSize,
+			Vertex: v.ID, Plan: v.Join, Inputs: t.inputs, Limit: b.stateBudget().Limit(), BatchSize: b.j.Plan.Job.UDF.BatchSize,
 			Policy: policy, Next: next, Late: late, LateCount: &c.late, Fn: b.groupCall(v.ID, i, v.Fn),
 		}), nil
 	}
 	return window.New(window.Config{
-		Vertex: v.ID, Plan: v.Window, BatchSize: b.j.plan.Job.UDF.BatchSize, Policy: policy, Next: next,
+		Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Policy: policy, Next: next,
 		Late: late, LateCount: &c.late, Fn: b.groupCall(v.ID, i, v.Fn), GapFn: b.groupCall(v.ID, i, v.Window.GapFn),
 		Join: &window.JoinConfig{Inputs: t.inputs, CoGroup: v.Join.CoGroup},
 	}), nil

@@ -48,6 +48,9 @@ type Manager struct {
 	// checkpoints stores checkpoints and savepoints.
 	checkpoints checkpoint.Store
 
+	// env is what every job's subtasks use of the platform.
+	env *Env
+
 	mu      sync.Mutex
 	modules map[string]*moduleEntry
 	jobs    map[string]*job
@@ -62,6 +65,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg.Logger = slog.Default()
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, jobs: map[string]*job{}, past: map[string]JobInfo{}}
+	m.env = &Env{JetStream: cfg.JetStream, DataDir: cfg.DataDir, StateBudget: cfg.StateBudget, Module: m.hostModule}
 	m.checkpoints = cfg.Checkpoints
 	if m.checkpoints == nil && cfg.DataDir != "" {
 		m.checkpoints = checkpoint.NewDirStore(filepath.Join(cfg.DataDir, "checkpoints"))
@@ -121,7 +125,7 @@ func (m *Manager) prepare(ctx context.Context, id string, data []byte, from stri
 		return nil, err
 	}
 	j := newJob(id, data, p, m)
-	j.checkpoints = cp
+	j.x.Checkpoints = cp
 	j.warnings = m.checkpointWarnings(ctx, p)
 	return j, nil
 }

@@ -152,8 +152,8 @@ func (j *job) collect(ch chan<- prometheus.Metric, tasks []*task) {
 			gauge(descUDFMemory, float64(p.pool.MemoryBytes()), ul...)
 		}
 	}
-	for _, v := range j.plan.Vertices {
-		for i, c := range j.counters[v.ID] {
+	for _, v := range j.x.Plan.Vertices {
+		for i, c := range j.x.Counters[v.ID] {
 			l := []string{j.id, v.ID, strconv.Itoa(i)}
 			counter(descRecordsIn, float64(c.in.Load()), l...)
 			counter(descRecordsOut, float64(c.out.Load()), l...)
@@ -177,7 +177,7 @@ func (j *job) collectWatermarks(gauge func(*prometheus.Desc, float64, ...string)
 		}
 	}
 	nowMS := time.Now().UnixMilli()
-	for _, v := range j.plan.Vertices {
+	for _, v := range j.x.Plan.Vertices {
 		if w, ok := marks[v.ID]; ok {
 			gauge(descOutputWatermark, float64(w)/1e3, j.id, v.ID)
 			gauge(descWatermarkLag, float64(nowMS-w)/1e3, j.id, v.ID)

@@ -104,10 +104,10 @@ func (j *job) backpressure() BackpressureInfo {
 	if !sampled.IsZero() {
 		info.Sampled = &sampled
 	}
-	for _, v := range j.plan.Vertices {
+	for _, v := range j.x.Plan.Vertices {
 		task := j.taskName(v)
 		vb := VertexBackpressure{ID: v.ID, Task: task, Subtasks: []SubtaskBackpressure{}}
-		for i := range j.plan.Vertex(task).Parallelism {
+		for i := range j.x.Plan.Vertex(task).Parallelism {
 			s, ok := samples[subtaskKey{task, i}]
 			if !ok {
 				continue
@@ -159,7 +159,7 @@ type taskLoad struct {
 func (j *job) bottleneck(samples map[subtaskKey]subtaskSample) *Bottleneck {
 	loads := map[string]*taskLoad{}
 	var order []*taskLoad
-	for _, v := range j.plan.Vertices {
+	for _, v := range j.x.Plan.Vertices {
 		if j.taskName(v) != v.ID {
 			continue
 		}

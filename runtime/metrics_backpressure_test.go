@@ -35,7 +35,7 @@ func planJob(t *testing.T, m *Manager, modID, format string) *job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &job{id: "j", plan: p, pressure: newPressureSampler()}
+	return &job{id: "j", x: &ExecJob{ID: "j", Plan: p}, pressure: newPressureSampler()}
 }
 
 func TestBottleneckDiagnosis(t *testing.T) {
@@ -51,7 +51,7 @@ sources: [{id: gen, generator: {kind: sequence}}]
 operators: [{id: up, input: gen, map: {module: %[1]s, function: upper}}]
 sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 `)
-	threeTasks.plan.Vertex("up").In[0].Ship = plan.ShipRebalance
+	threeTasks.x.Plan.Vertex("up").In[0].Ship = plan.ShipRebalance
 	// Two tasks: gen, and up with out chained to it.
 	chained := planJob(t, m, mod.ID, `
 name: chained

@@ -28,10 +28,10 @@ var (
 // checkpoints, their counts and the figures of the last completed one.
 func (j *job) collectCheckpoints(ch chan<- prometheus.Metric, info JobInfo) {
 	ch <- prometheus.MustNewConstMetric(descRestarts, prometheus.CounterValue, float64(info.Restarts), j.id)
-	if j.checkpoints == nil {
+	if j.x.Checkpoints == nil {
 		return
 	}
-	h := j.checkpoints.history
+	h := j.x.Checkpoints.history
 	completed, failed := h.Counts()
 	ch <- prometheus.MustNewConstMetric(descCheckpoints, prometheus.CounterValue, float64(completed), j.id, "completed")
 	ch <- prometheus.MustNewConstMetric(descCheckpoints, prometheus.CounterValue, float64(failed), j.id, "failed")

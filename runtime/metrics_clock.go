@@ -191,10 +191,10 @@ func (t *task) figures(now int64) taskFigures {
 // vertexClock makes the clock of vertex v in subtask i. Its exchange
 // writers must exist: the builder makes every edge before any task.
 func (b *builder) vertexClock(v *plan.Vertex, i int) vertexClock {
-	c := vertexClock{id: v.ID, own: &b.j.counters[v.ID][i].busy}
+	c := vertexClock{id: v.ID, own: &b.j.Counters[v.ID][i].busy}
 	for _, e := range v.Out {
 		if e.Chained() {
-			c.chained = append(c.chained, &b.j.counters[e.To.ID][i].busy)
+			c.chained = append(c.chained, &b.j.Counters[e.To.ID][i].busy)
 		} else {
 			c.writers = append(c.writers, b.edges[e].Writer(i))
 		}

@@ -160,6 +160,15 @@ func (m *Manager) lookupModule(id string) (*moduleEntry, bool) {
 	return e, ok
 }
 
+// hostModule finds an uploaded module's compiled code.
+func (m *Manager) hostModule(id string) (*host.Module, bool) {
+	e, ok := m.lookupModule(id)
+	if !ok {
+		return nil, false
+	}
+	return e.mod, true
+}
+
 // lookupDescription finds an uploaded module's self-description.
 func (m *Manager) lookupDescription(id string) (abi.Description, bool) {
 	e, ok := m.lookupModule(id)

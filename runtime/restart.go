@@ -50,8 +50,8 @@ func (p restartPolicy) next(attempt int) (time.Duration, bool) {
 // runWithRestarts runs the job until it ends, restarting it from its latest
 // checkpoint (or from the start, without checkpoints) after a failure, as
 // its restart strategy allows. A job that cannot be restored fails at once.
-func (j *job) runWithRestarts(ctx context.Context) error {
-	policy := newRestartPolicy(j.plan.Job.Restart)
+func (j *ExecJob) runWithRestarts(ctx context.Context) error {
+	policy := newRestartPolicy(j.Plan.Job.Restart)
 	for attempt := 1; ; attempt++ {
 		err := j.runOnce(ctx)
 		if err == nil || ctx.Err() != nil {
@@ -68,11 +68,7 @@ func (j *job) runWithRestarts(ctx context.Context) error {
 			}
 			return err
 		}
-		j.mu.Lock()
-		j.restarts++
-		j.mu.Unlock()
-		j.setState(StateRestarting, err.Error())
-		j.log.Warn("job restarting", "attempt", attempt, "delay", delay, "error", err)
+		j.Observer.Restarting(attempt, delay, err)
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
@@ -84,7 +80,7 @@ func (j *job) runWithRestarts(ctx context.Context) error {
 // runOnce builds the tasks, restoring the latest checkpoint, and runs them
 // (with the checkpoint coordinator, when the job takes checkpoints) until
 // they all finish or one fails.
-func (j *job) runOnce(ctx context.Context) error {
+func (j *ExecJob) runOnce(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -92,9 +88,9 @@ func (j *job) runOnce(ctx context.Context) error {
 		restore *restoreSet
 		nextID  int64 = 1
 	)
-	if cp := j.checkpoints; cp != nil {
+	if cp := j.Checkpoints; cp != nil {
 		var err error
-		if restore, err = cp.latest(ctx, j.id); err != nil {
+		if restore, err = cp.latest(ctx, j.ID); err != nil {
 			return err
 		}
 		run = j.newCheckpointRun()
@@ -102,10 +98,10 @@ func (j *job) runOnce(ctx context.Context) error {
 		nextID = max(nextID, cp.nextID)
 		cp.mu.Unlock()
 		if restore != nil {
-			if err := restore.check(j.plan); err != nil {
+			if err := restore.check(j.Plan); err != nil {
 				return err
 			}
-			if restore.meta.Job == j.id {
+			if restore.meta.Job == j.ID {
 				nextID = max(nextID, restore.meta.ID+1)
 			}
 		}
@@ -116,14 +112,11 @@ func (j *job) runOnce(ctx context.Context) error {
 		return err
 	}
 	if restore != nil {
-		j.checkpoints.restoredFrom(restore, time.Since(began))
-		j.log.Info("job restored", "checkpoint", restore.meta.ID, "kind", restore.meta.Kind, "from_job", restore.meta.Job, "duration", time.Since(began))
+		j.Checkpoints.restoredFrom(restore, time.Since(began))
+		j.Log.Info("job restored", "checkpoint", restore.meta.ID, "kind", restore.meta.Kind, "from_job", restore.meta.Job, "duration", time.Since(began))
 	}
-	j.setTasks(tasks)
-	j.markRunning()
-	j.log.Info("job running", "tasks", len(tasks))
-	stopSampler := j.pressure.start(tasks)
-	defer stopSampler()
+	done := j.Observer.Running(tasks)
+	defer done()
 	if run != nil {
 		stop := run.start(ctx, tasks, nextID)
 		defer stop()

@@ -19,9 +19,9 @@ const DefaultStateBudget = 1 << 30
 // stateBudget is the job's budget, shared by all its keyed state.
 func (b *builder) stateBudget() *state.Budget {
 	if b.budget == nil {
-		limit := b.j.plan.Job.State.Budget
+		limit := b.j.Plan.Job.State.Budget
 		if limit == 0 {
-			limit = b.j.mgr.cfg.StateBudget
+			limit = b.j.Env.StateBudget
 		}
 		if limit == 0 {
 			limit = DefaultStateBudget
@@ -35,8 +35,8 @@ func (b *builder) stateBudget() *state.Budget {
 // module of fn declares, with the operator's TTL overrides, over the key
 // groups the subtask owns, in the job's backend.
 func (b *builder) keyedState(v *plan.Vertex, i int, fn *plan.Func) (*state.Keyed, error) {
-	job := b.j.plan.Job
-	descs, err := operator.StateDescriptors(b.module(fn).desc, v.Op.StateTTL)
+	job := b.j.Plan.Job
+	descs, err := operator.StateDescriptors(b.module(fn).Description, v.Op.StateTTL)
 	if err != nil {
 		return nil, fmt.Errorf("operator[%s]: %w", v.ID, err)
 	}
@@ -46,13 +46,13 @@ func (b *builder) keyedState(v *plan.Vertex, i int, fn *plan.Func) (*state.Keyed
 		Range:          state.RangeOf(job.MaxParallelism, v.Parallelism, i),
 		States:         descs,
 		Budget:         b.stateBudget(),
-		Logger:         b.j.log,
+		Logger:         b.j.Log,
 	}
 	if cfg.Backend == state.BackendPebble {
-		if b.j.mgr.cfg.DataDir == "" {
+		if b.j.Env.DataDir == "" {
 			return nil, fmt.Errorf("operator[%s]: the pebble state backend needs a data directory", v.ID)
 		}
-		cfg.Dir = filepath.Join(b.j.mgr.cfg.DataDir, "state", fmt.Sprintf("%s-%s-%d", b.j.id, v.ID, i))
+		cfg.Dir = filepath.Join(b.j.Env.DataDir, "state", fmt.Sprintf("%s-%s-%d", b.j.ID, v.ID, i))
 	}
 	k, err := state.Open(cfg)
 	if err != nil {
@@ -73,16 +73,16 @@ func (b *builder) processStage(t *task, v *plan.Vertex, i int, policy *operator.
 		g := b.processCall(t, v, i, v.OnTimer)
 		onTimer = &g
 	}
-	return process.New(v.ID, call, onTimer, keyed, b.j.plan.Job.UDF.BatchSize, policy, next), nil
+	return process.New(v.ID, call, onTimer, keyed, b.j.Plan.Job.UDF.BatchSize, policy, next), nil
 }
 
 // processCall prepares calls of a grouped function f for subtask i of v.
 func (b *builder) processCall(t *task, v *plan.Vertex, i int, f *plan.Func) operator.GroupCall {
-	limits := b.j.plan.Job.UDF
-	pool := b.module(f).mod.NewGuest(host.InstanceConfig{
+	limits := b.j.Plan.Job.UDF
+	pool := b.module(f).NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
-		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", v.ID), slog.Int("subtask", i)},
+		Attrs:       []slog.Attr{slog.String("job", b.j.ID), slog.String("vertex", v.ID), slog.Int("subtask", i)},
 	})
 	return operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: t.stats.meter(v.ID, f.Function, pool)}
 }

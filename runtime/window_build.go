@@ -20,7 +20,7 @@ import (
 // watermark generator, as time and the source's watermark say.
 func (b *builder) sourceStages(t *task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
 	src := v.Source
-	mode := b.j.plan.Job.Time
+	mode := b.j.Plan.Job.Time
 	s := next
 	if mode == plan.TimeProcessing {
 		return b.timestampStage(t, v, i, policy, s)
@@ -43,7 +43,7 @@ func (b *builder) sourceStages(t *task, v *plan.Vertex, i int, policy *operator.
 	case "punctuated":
 		g = watermark.NewGenerator(watermark.Punctuated, 0, interval, idle, t.announceIdle, s)
 		f := v.WatermarkFn
-		g.Punct = record.NewPunctuator(f.Module, f.Function, f.Index, b.pool(v.ID, i, f), b.j.plan.Job.UDF.BatchSize, policy)
+		g.Punct = record.NewPunctuator(f.Module, f.Function, f.Index, b.pool(v.ID, i, f), b.j.Plan.Job.UDF.BatchSize, policy)
 	default:
 		g = watermark.NewGenerator(watermark.Bounded, w.MaxOutOfOrderness.Milliseconds(), interval, idle, t.announceIdle, s)
 	}
@@ -65,24 +65,24 @@ func (b *builder) timestampStage(t *task, v *plan.Vertex, i int, policy *operato
 
 // pool makes an instance pool of f's module for subtask i of a vertex.
 func (b *builder) pool(vertexID string, i int, f *plan.Func) *host.Guest {
-	limits := b.j.plan.Job.UDF
-	return b.module(f).mod.NewGuest(host.InstanceConfig{
+	limits := b.j.Plan.Job.UDF
+	return b.module(f).NewGuest(host.InstanceConfig{
 		MemoryLimit: limits.MemoryLimit,
 		CallTimeout: limits.CallTimeout.Duration,
-		Attrs:       []slog.Attr{slog.String("job", b.j.id), slog.String("vertex", vertexID), slog.Int("subtask", i)},
+		Attrs:       []slog.Attr{slog.String("job", b.j.ID), slog.String("vertex", vertexID), slog.Int("subtask", i)},
 	})
 }
 
 // windowStage builds the window operator of v for subtask i in front of
 // next, with its late output.
 func (b *builder) windowStage(ctx context.Context, t *task, v *plan.Vertex, i int, c *counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	cfg := window.Config{Vertex: v.ID, Plan: v.Window, BatchSize: b.j.plan.Job.UDF.BatchSize, Policy: policy, Next: next, LateCount: &c.late}
+	cfg := window.Config{Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Policy: policy, Next: next, LateCount: &c.late}
 	if v.Window.States {
 		keyed, err := b.keyedState(v, i, v.Fn)
 		if err != nil {
 			return nil, err
 		}
-		cfg.State, cfg.States = keyed, len(b.module(v.Fn).desc.States)
+		cfg.State, cfg.States = keyed, len(b.module(v.Fn).Description.States)
 	}
 	late, err := b.lateOutputs(ctx, t, v, i)
 	if err != nil {
