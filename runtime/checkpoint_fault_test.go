@@ -15,6 +15,7 @@ import (
 
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/exec"
 )
 
 // newJetStreamManager is a manager with an embedded NATS server.
@@ -66,7 +67,7 @@ func (f *failureSchedule) inject(point, job, task string) error {
 	}
 	done := int64(0)
 	if j, ok := f.m.job(job); ok && j.x.Checkpoints != nil {
-		done, _ = j.x.Checkpoints.history.Counts()
+		done, _ = j.x.Checkpoints.History.Counts()
 	}
 	fail := func(what string) error {
 		f.injected = append(f.injected, what)
@@ -75,15 +76,15 @@ func (f *failureSchedule) inject(point, job, task string) error {
 	}
 	step, due := len(f.injected), done >= f.last+f.every
 	switch {
-	case step == 0 && point == faultProcess && due:
+	case step == 0 && point == exec.FaultProcess && due:
 		return fail("processing")
-	case step == 1 && point == faultSnapshot && due:
+	case step == 1 && point == exec.FaultSnapshot && due:
 		return fail("snapshot")
-	case step == 2 && point == faultRestore:
+	case step == 2 && point == exec.FaultRestore:
 		return fail("recovery")
-	case step == 3 && point == faultProcess && done > f.last:
+	case step == 3 && point == exec.FaultProcess && done > f.last:
 		return fail("processing again")
-	case step == 4 && point == faultClose:
+	case step == 4 && point == exec.FaultClose:
 		return fail("close")
 	}
 	return nil
@@ -106,8 +107,7 @@ operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, fun
 sinks: [{id: out, input: track, jetstream: {subject: out}}]
 `, mod.ID)
 	sched := &failureSchedule{m: m, every: 2}
-	faultInjector = sched.inject
-	t.Cleanup(func() { faultInjector = nil })
+	m.env.Faults = sched.inject
 	// The job id is not known before it starts: the schedule learns it
 	// before any checkpoint completes, which is before it can fire.
 	sched.mu.Lock()

@@ -8,6 +8,7 @@ import (
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/plan"
 )
 
@@ -16,10 +17,10 @@ var ErrNoSuchSavepoint = errors.New("no such savepoint")
 
 // prepareCheckpoints sets up a job's checkpointing, checking the savepoint
 // it starts from.
-func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from string, allowNonRestored bool) (*jobCheckpoints, error) {
-	var ref *savepointRef
+func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from string, allowNonRestored bool) (*exec.Checkpoints, error) {
+	var ref *exec.SavepointRef
 	if from != "" {
-		r, err := parseSavepointRef(from)
+		r, err := exec.ParseSavepointRef(from)
 		if err != nil {
 			return nil, fmt.Errorf("%w: from_savepoint: %w", ErrInvalidJob, err)
 		}
@@ -29,15 +30,14 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from str
 	if err != nil || ref == nil {
 		return cp, err
 	}
-	meta, err := findCheckpoint(ctx, m.checkpoints, ref.job, ref.id)
+	meta, err := exec.FindCheckpoint(ctx, m.checkpoints, ref.Job, ref.ID)
 	if err != nil {
 		return nil, fmt.Errorf("%w: from_savepoint: %s: %w", ErrInvalidJob, from, ErrNoSuchSavepoint)
 	}
 	if meta.Kind != checkpoint.KindSavepoint {
 		return nil, fmt.Errorf("%w: from_savepoint: %s is a checkpoint, not a savepoint", ErrInvalidJob, from)
 	}
-	rs := &restoreSet{store: m.checkpoints, meta: meta, allowNonRestored: allowNonRestored}
-	if err := rs.check(p); err != nil {
+	if err := exec.NewRestoreSet(m.checkpoints, meta, allowNonRestored).Check(p); err != nil {
 		return nil, fmt.Errorf("%w: from_savepoint: %w", ErrInvalidJob, err)
 	}
 	return cp, nil
@@ -51,11 +51,7 @@ func (m *Manager) checkpointWarnings(ctx context.Context, p *plan.Plan) []string
 	if c == nil || c.Mode != plan.ModeExactlyOnce || m.cfg.JetStream == nil {
 		return nil
 	}
-	policy := newRestartPolicy(p.Job.Restart)
-	bound := policy.delay
-	if policy.strategy == restartExponential {
-		bound = policy.maxDelay
-	}
+	bound := exec.NewRestartPolicy(p.Job.Restart).LongestDelay()
 	var out []string
 	for i, s := range p.Job.Sinks {
 		if s.JetStream == nil {
@@ -89,7 +85,7 @@ func (m *Manager) Checkpoints(_ context.Context, id string) ([]checkpoint.Stats,
 	if err != nil {
 		return nil, err
 	}
-	return cp.history.All(), nil
+	return cp.History.All(), nil
 }
 
 // SavepointInfo is a savepoint for the API: its id is what from_savepoint
@@ -106,7 +102,7 @@ func (m *Manager) TriggerSavepoint(_ context.Context, id string) (SavepointInfo,
 	if err != nil {
 		return SavepointInfo{}, err
 	}
-	return cp.savepoint(id, false)
+	return savepoint(cp, id, false)
 }
 
 // Savepoints lists a job's savepoints: those taken in this process, then
@@ -118,19 +114,19 @@ func (m *Manager) Savepoints(ctx context.Context, id string) ([]SavepointInfo, e
 	}
 	var out []SavepointInfo
 	seen := map[int64]bool{}
-	for _, s := range cp.history.All() {
+	for _, s := range cp.History.All() {
 		if s.Kind == checkpoint.KindSavepoint {
-			out = append(out, SavepointInfo{ID: savepointRef{job: id, id: s.ID}.String(), Stats: s})
+			out = append(out, SavepointInfo{ID: exec.SavepointRef{Job: id, ID: s.ID}.String(), Stats: s})
 			seen[s.ID] = true
 		}
 	}
-	stored, err := cp.store.List(ctx, id)
+	stored, err := cp.Store.List(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	for _, md := range stored {
 		if md.Kind == checkpoint.KindSavepoint && !seen[md.ID] {
-			out = append(out, SavepointInfo{ID: savepointRef{job: id, id: md.ID}.String(), Stats: checkpoint.Stats{
+			out = append(out, SavepointInfo{ID: exec.SavepointRef{Job: id, ID: md.ID}.String(), Stats: checkpoint.Stats{
 				ID: md.ID, Kind: md.Kind, Status: checkpoint.StatusCompleted, Triggered: md.Created, Duration: md.Duration, Size: md.Size(),
 			}})
 		}
@@ -146,34 +142,44 @@ func (m *Manager) StopJob(_ context.Context, id string) (SavepointInfo, error) {
 	if err != nil {
 		return SavepointInfo{}, err
 	}
-	return cp.savepoint(id, true)
+	return savepoint(cp, id, true)
 }
 
 // jobCheckpoints finds a running job's checkpointing.
-func (m *Manager) jobCheckpoints(id string) (*jobCheckpoints, error) {
+func (m *Manager) jobCheckpoints(id string) (*exec.Checkpoints, error) {
 	j, ok := m.job(id)
 	if !ok {
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
 	if j.x.Checkpoints == nil {
-		return nil, fmt.Errorf("job %s: %w", id, ErrNoCheckpoints)
+		return nil, fmt.Errorf("job %s: %w", id, exec.ErrNoCheckpoints)
 	}
 	return j.x.Checkpoints, nil
 }
 
 // ErrNotRunning: the job has no run in progress to take a savepoint of.
-var ErrNotRunning = errors.New("job is not running")
+var ErrNotRunning = exec.ErrNotRunning
 
-// savepoint queues a savepoint with the current run's coordinator.
-func (c *jobCheckpoints) savepoint(job string, stop bool) (SavepointInfo, error) {
-	coord := c.coordinator()
-	if coord == nil {
-		return SavepointInfo{}, fmt.Errorf("job %s: savepoint: %w", job, ErrNotRunning)
-	}
-	id, err := coord.Savepoint(stop)
+// savepoint queues a savepoint of job with its current run's coordinator.
+func savepoint(c *exec.Checkpoints, job string, stop bool) (SavepointInfo, error) {
+	id, st, err := c.Savepoint(job, stop)
 	if err != nil {
-		return SavepointInfo{}, fmt.Errorf("%w: %w", ErrNotRunning, err)
+		return SavepointInfo{}, err
 	}
-	st, _ := c.history.Get(id)
-	return SavepointInfo{ID: savepointRef{job: job, id: id}.String(), Stats: st}, nil
+	return SavepointInfo{ID: exec.SavepointRef{Job: job, ID: id}.String(), Stats: st}, nil
+}
+
+// newCheckpoints sets up checkpointing for a job whose spec asks for it.
+func (m *Manager) newCheckpoints(p *plan.Plan, from *exec.SavepointRef, allowNonRestored bool) (*exec.Checkpoints, error) {
+	cfg := p.Job.Checkpoint
+	if cfg == nil {
+		if from != nil {
+			return nil, fmt.Errorf("%w: from_savepoint: %w", ErrInvalidJob, exec.ErrNoCheckpoints)
+		}
+		return nil, nil
+	}
+	if m.checkpoints == nil {
+		return nil, fmt.Errorf("%w: checkpoint: the platform has no checkpoint storage (no data directory)", ErrInvalidJob)
+	}
+	return exec.NewCheckpoints(cfg, m.checkpoints, from, allowNonRestored), nil
 }

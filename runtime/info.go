@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/plan"
 )
 
@@ -17,6 +18,9 @@ var (
 	// ErrInvalidJob wraps a job that names modules or functions that do not
 	// fit (missing module, missing function, wrong kind).
 	ErrInvalidJob = plan.ErrInvalidJob
+	// ErrNoCheckpoints: the job takes no checkpoints, so it has no
+	// savepoints either.
+	ErrNoCheckpoints = exec.ErrNoCheckpoints
 	// ErrFinished: the job already reached a terminal state.
 	ErrFinished = errors.New("job already finished")
 )
@@ -62,7 +66,7 @@ type JobInfo struct {
 	// Restarts counts the restarts after failures.
 	Restarts int64 `json:"restarts,omitempty"`
 	// Checkpoint summarises the job's checkpoints, when it takes them.
-	Checkpoint *CheckpointInfo `json:"checkpoint,omitempty"`
+	Checkpoint *exec.CheckpointInfo `json:"checkpoint,omitempty"`
 	// Warnings are what the platform noticed at submission that the user
 	// should know (for example a short duplicate window).
 	Warnings []string     `json:"warnings,omitempty"`

@@ -3,11 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/plan"
 )
 
@@ -21,9 +21,9 @@ type job struct {
 	mgr     *Manager
 	// x is the job as its subtasks run it: plan, counters and
 	// checkpointing, fixed at creation.
-	x *ExecJob
+	x *exec.Job
 	// pressure reports each vertex's backpressured ratio.
-	pressure *pressureSampler
+	pressure *exec.PressureSampler
 
 	mu        sync.Mutex
 	st        JobState
@@ -37,7 +37,7 @@ type job struct {
 	// ends fixes each bounded source's end, by source id and filter.
 	ends map[string]map[string]uint64
 	// tasks are the job's tasks once built; the metrics read them.
-	tasks []*task
+	tasks []*exec.Task
 	// restarts counts the restarts after failures (restart.go).
 	restarts int64
 	// warnings are what submission noticed (checkpointWarnings).
@@ -52,15 +52,15 @@ func newJob(id string, spec []byte, p *plan.Plan, m *Manager) *job {
 		log: m.log.With("job", id, "job_name", p.Job.Name), mgr: m,
 		st: StateCreated, done: make(chan struct{}),
 	}
-	j.x = &ExecJob{ID: id, Plan: p, Log: j.log, Env: m.env, Counters: map[string][]*counters{}, BoundedEnd: j.boundedEnd, Observer: j}
+	j.x = &exec.Job{ID: id, Plan: p, Log: j.log, Env: m.env, Counters: map[string][]*exec.Counters{}, BoundedEnd: j.boundedEnd, Observer: j}
 	for _, v := range p.Vertices {
-		cs := make([]*counters, v.Parallelism)
+		cs := make([]*exec.Counters, v.Parallelism)
 		for i := range cs {
-			cs[i] = newCounters()
+			cs[i] = exec.NewCounters()
 		}
 		j.x.Counters[v.ID] = cs
 	}
-	j.pressure = newPressureSampler()
+	j.pressure = exec.NewPressureSampler()
 	return j
 }
 
@@ -88,8 +88,8 @@ func (j *job) setState(s JobState, failure string) {
 // recordLocked is the job's registry record; j.mu is held.
 func (j *job) recordLocked() *jobRecord {
 	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends}
-	if cp := j.x.Checkpoints; cp != nil && cp.from != nil {
-		rec.FromSavepoint, rec.AllowNonRestored = cp.from.String(), cp.allowNonRestd
+	if cp := j.x.Checkpoints; cp != nil && cp.From != nil {
+		rec.FromSavepoint, rec.AllowNonRestored = cp.From.String(), cp.AllowNonRestored
 	}
 	if !j.ended.IsZero() {
 		ended := j.ended
@@ -148,16 +148,16 @@ func (j *job) start() {
 func (j *job) supervise(ctx context.Context, cancel context.CancelFunc) {
 	defer close(j.done)
 	defer cancel()
-	j.finish(j.x.runWithRestarts(ctx))
+	j.finish(j.x.RunWithRestarts(ctx))
 }
 
 // Running implements Observer: the job is RUNNING with these tasks, whose
 // backpressure is sampled until the run ends.
-func (j *job) Running(tasks []*task) (done func()) {
+func (j *job) Running(tasks []*exec.Task) (done func()) {
 	j.setTasks(tasks)
 	j.markRunning()
 	j.log.Info("job running", "tasks", len(tasks))
-	return j.pressure.start(tasks)
+	return j.pressure.Start(tasks)
 }
 
 // Restarting implements Observer.
@@ -208,28 +208,6 @@ func (j *job) finish(err error) {
 	}
 }
 
-// runTasks runs every task in its own goroutine; the first failure cancels
-// the others. It returns that failure. A task that stopped after a
-// savepoint that stops the job has not failed.
-func runTasks(ctx context.Context, cancel context.CancelFunc, tasks []*task) error {
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-	)
-	for _, t := range tasks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := t.run(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, errStopped) {
-				once.Do(func() { firstErr = fmt.Errorf("task %s: %w", t.name, err); cancel() })
-			}
-		}()
-	}
-	wg.Wait()
-	return firstErr
-}
-
 // cancel stops the job and waits until its tasks have stopped. With
 // suspend, the platform is shutting down and the job stays running in the
 // registry, to be resumed.
@@ -246,7 +224,7 @@ func (j *job) cancel(ctx context.Context, suspend bool) error {
 	if cancelRun != nil {
 		cancelRun()
 	}
-	wait, stop := context.WithTimeout(ctx, shutdownGrace)
+	wait, stop := context.WithTimeout(ctx, exec.ShutdownGrace)
 	defer stop()
 	select {
 	case <-j.done:
@@ -266,20 +244,20 @@ func (j *job) info() JobInfo {
 	}
 	j.mu.Unlock()
 	if j.x.Checkpoints != nil {
-		info.Checkpoint = j.x.Checkpoints.info()
+		info.Checkpoint = j.x.Checkpoints.Info()
 	}
 	for _, v := range j.x.Plan.Vertices {
 		vi := VertexInfo{ID: v.ID, Kind: v.Kind, Parallelism: v.Parallelism, Task: j.taskName(v)}
 		for _, c := range j.x.Counters[v.ID] {
-			vi.RecordsIn += c.in.Load()
-			vi.RecordsOut += c.out.Load()
+			vi.RecordsIn += c.In.Load()
+			vi.RecordsOut += c.Out.Load()
 			vi.UDFErrors += c.UDFErrors.Load()
 			vi.Skipped += c.Skipped.Load()
 			vi.DeadLettered += c.DeadLettered.Load()
-			vi.LateRecords += c.late.Load()
+			vi.LateRecords += c.Late.Load()
 		}
-		vi.Watermark = vertexWatermark(j.x.Counters[v.ID])
-		vi.Backpressure = j.pressure.ratio(j.taskName(v))
+		vi.Watermark = exec.VertexWatermark(j.x.Counters[v.ID])
+		vi.Backpressure = j.pressure.Ratio(j.taskName(v))
 		info.Vertices = append(info.Vertices, vi)
 		info.Edges = append(info.Edges, edgeInfos(v)...)
 	}

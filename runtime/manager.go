@@ -15,6 +15,7 @@ import (
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/plan"
 )
@@ -49,7 +50,7 @@ type Manager struct {
 	checkpoints checkpoint.Store
 
 	// env is what every job's subtasks use of the platform.
-	env *Env
+	env *exec.Env
 
 	mu      sync.Mutex
 	modules map[string]*moduleEntry
@@ -65,7 +66,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg.Logger = slog.Default()
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, jobs: map[string]*job{}, past: map[string]JobInfo{}}
-	m.env = &Env{JetStream: cfg.JetStream, DataDir: cfg.DataDir, StateBudget: cfg.StateBudget, Module: m.hostModule}
+	m.env = &exec.Env{JetStream: cfg.JetStream, DataDir: cfg.DataDir, StateBudget: cfg.StateBudget, Module: m.hostModule}
 	m.checkpoints = cfg.Checkpoints
 	if m.checkpoints == nil && cfg.DataDir != "" {
 		m.checkpoints = checkpoint.NewDirStore(filepath.Join(cfg.DataDir, "checkpoints"))
@@ -299,6 +300,3 @@ func (m *Manager) Close(ctx context.Context) error {
 	}
 	return nil
 }
-
-// shutdownGrace bounds how long a cancelled task may take to stop.
-const shutdownGrace = 30 * time.Second

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/plan"
 )
 
@@ -99,8 +100,8 @@ func (m *Manager) Backpressure(_ context.Context, id string) (BackpressureInfo, 
 }
 
 func (j *job) backpressure() BackpressureInfo {
-	sampled, samples := j.pressure.snapshot()
-	info := BackpressureInfo{Job: j.id, State: j.state(), IntervalMS: pressureInterval.Milliseconds(), Vertices: []VertexBackpressure{}}
+	sampled, samples := j.pressure.Snapshot()
+	info := BackpressureInfo{Job: j.id, State: j.state(), IntervalMS: exec.PressureInterval.Milliseconds(), Vertices: []VertexBackpressure{}}
 	if !sampled.IsZero() {
 		info.Sampled = &sampled
 	}
@@ -108,20 +109,20 @@ func (j *job) backpressure() BackpressureInfo {
 		task := j.taskName(v)
 		vb := VertexBackpressure{ID: v.ID, Task: task, Subtasks: []SubtaskBackpressure{}}
 		for i := range j.x.Plan.Vertex(task).Parallelism {
-			s, ok := samples[subtaskKey{task, i}]
+			s, ok := samples[exec.SubtaskKey{Task: task, Subtask: i}]
 			if !ok {
 				continue
 			}
-			ratio := round3(s.backpressured)
+			ratio := round3(s.Backpressured)
 			sb := SubtaskBackpressure{
 				Subtask: i, Level: BackpressureLevel(ratio), Ratio: ratio,
-				IdleRatio: round3(s.idle), BusyRatio: round3(s.busy), VertexBusyRatio: round3(s.vertexBusy[v.ID]),
+				IdleRatio: round3(s.Idle), BusyRatio: round3(s.Busy), VertexBusyRatio: round3(s.VertexBusy[v.ID]),
 			}
-			if s.hasInput {
-				sb.InPoolUsage = ptr(round3(s.inPoolUsage))
+			if s.HasInput {
+				sb.InPoolUsage = ptr(round3(s.InPoolUsage))
 			}
-			if s.hasOutput {
-				sb.OutPoolUsage = ptr(round3(s.outPoolUsage))
+			if s.HasOutput {
+				sb.OutPoolUsage = ptr(round3(s.OutPoolUsage))
 			}
 			if len(vb.Subtasks) == 0 || sb.Ratio > vb.Ratio {
 				vb.Ratio = sb.Ratio
@@ -156,7 +157,7 @@ type taskLoad struct {
 // and busy; high input buffer usage with low output buffer usage confirms
 // it. Among several such tasks, the busiest wins, then the first in
 // topological order.
-func (j *job) bottleneck(samples map[subtaskKey]subtaskSample) *Bottleneck {
+func (j *job) bottleneck(samples map[exec.SubtaskKey]exec.SubtaskSample) *Bottleneck {
 	loads := map[string]*taskLoad{}
 	var order []*taskLoad
 	for _, v := range j.x.Plan.Vertices {
@@ -165,19 +166,19 @@ func (j *job) bottleneck(samples map[subtaskKey]subtaskSample) *Bottleneck {
 		}
 		l := &taskLoad{head: v, vertexBusy: map[string]float64{}}
 		for i := range v.Parallelism {
-			s, ok := samples[subtaskKey{v.ID, i}]
+			s, ok := samples[exec.SubtaskKey{Task: v.ID, Subtask: i}]
 			if !ok {
 				continue
 			}
 			l.sampled = true
-			l.backpressured = max(l.backpressured, s.backpressured)
-			l.busy = max(l.busy, s.busy)
-			l.inPool, l.outPool = max(l.inPool, s.inPoolUsage), max(l.outPool, s.outPoolUsage)
-			l.hasInput, l.hasOutput = s.hasInput, s.hasOutput
-			if s.busy >= busyRatio {
+			l.backpressured = max(l.backpressured, s.Backpressured)
+			l.busy = max(l.busy, s.Busy)
+			l.inPool, l.outPool = max(l.inPool, s.InPoolUsage), max(l.outPool, s.OutPoolUsage)
+			l.hasInput, l.hasOutput = s.HasInput, s.HasOutput
+			if s.Busy >= busyRatio {
 				l.busySubtasks = append(l.busySubtasks, i)
 			}
-			for id, b := range s.vertexBusy {
+			for id, b := range s.VertexBusy {
 				l.vertexBusy[id] = max(l.vertexBusy[id], b)
 			}
 		}

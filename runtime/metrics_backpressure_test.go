@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 )
@@ -35,7 +36,7 @@ func planJob(t *testing.T, m *Manager, modID, format string) *job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &job{id: "j", x: &ExecJob{ID: "j", Plan: p}, pressure: newPressureSampler()}
+	return &job{id: "j", x: &exec.Job{ID: "j", Plan: p}, pressure: exec.NewPressureSampler()}
 }
 
 func TestBottleneckDiagnosis(t *testing.T) {
@@ -59,31 +60,31 @@ sources: [{id: gen, generator: {kind: sequence}}]
 operators: [{id: up, input: gen, parallelism: 2, map: {module: %[1]s, function: upper}}]
 sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 `)
-	source := func(bp, busy float64) subtaskSample {
-		return subtaskSample{backpressured: bp, busy: busy, idle: 1 - bp - busy, hasOutput: true, outPoolUsage: bp,
-			vertexBusy: map[string]float64{"gen": busy}}
+	source := func(bp, busy float64) exec.SubtaskSample {
+		return exec.SubtaskSample{Backpressured: bp, Busy: busy, Idle: 1 - bp - busy, HasOutput: true, OutPoolUsage: bp,
+			VertexBusy: map[string]float64{"gen": busy}}
 	}
 	tests := []struct {
 		name    string
 		j       *job
-		samples map[subtaskKey]subtaskSample
+		samples map[exec.SubtaskKey]exec.SubtaskSample
 		want    *Bottleneck
 	}{{
 		name: "no backpressure",
 		j:    threeTasks,
-		samples: map[subtaskKey]subtaskSample{
-			{"gen", 0}: source(0.05, 0.9),
-			{"up", 0}:  {busy: 0.9, hasInput: true, hasOutput: true, vertexBusy: map[string]float64{"up": 0.9}},
+		samples: map[exec.SubtaskKey]exec.SubtaskSample{
+			{Task: "gen", Subtask: 0}: source(0.05, 0.9),
+			{Task: "up", Subtask: 0}:  {Busy: 0.9, HasInput: true, HasOutput: true, VertexBusy: map[string]float64{"up": 0.9}},
 		},
 	}, {
 		name: "the source's consumer",
 		j:    threeTasks,
-		samples: map[subtaskKey]subtaskSample{
-			{"gen", 0}: source(0.9, 0.1),
-			{"up", 0}: {busy: 0.95, idle: 0.05, hasInput: true, hasOutput: true, inPoolUsage: 0.9, outPoolUsage: 0.1,
-				vertexBusy: map[string]float64{"up": 0.95}},
-			{"out", 0}: {busy: 0.3, idle: 0.7, hasInput: true, vertexBusy: map[string]float64{"out": 0.3}},
-			{"out", 1}: {busy: 0.3, idle: 0.7, hasInput: true, vertexBusy: map[string]float64{"out": 0.3}},
+		samples: map[exec.SubtaskKey]exec.SubtaskSample{
+			{Task: "gen", Subtask: 0}: source(0.9, 0.1),
+			{Task: "up", Subtask: 0}: {Busy: 0.95, Idle: 0.05, HasInput: true, HasOutput: true, InPoolUsage: 0.9, OutPoolUsage: 0.1,
+				VertexBusy: map[string]float64{"up": 0.95}},
+			{Task: "out", Subtask: 0}: {Busy: 0.3, Idle: 0.7, HasInput: true, VertexBusy: map[string]float64{"out": 0.3}},
+			{Task: "out", Subtask: 1}: {Busy: 0.3, Idle: 0.7, HasInput: true, VertexBusy: map[string]float64{"out": 0.3}},
 		},
 		want: &Bottleneck{Vertex: "up", Task: "up", Subtasks: []int{0}, Reason: "task gen is backpressured (HIGH: 0.90 of the time " +
 			"waiting for output buffers, out_pool_usage 0.90); its consumer, task up, is not backpressured (0.00) but busy 0.95 " +
@@ -92,12 +93,12 @@ sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 	}, {
 		name: "backpressure passed on to the source",
 		j:    threeTasks,
-		samples: map[subtaskKey]subtaskSample{
-			{"gen", 0}: source(0.9, 0.1),
-			{"up", 0}: {backpressured: 0.6, busy: 0.3, idle: 0.1, hasInput: true, hasOutput: true, inPoolUsage: 1, outPoolUsage: 1,
-				vertexBusy: map[string]float64{"up": 0.3}},
-			{"out", 0}: {busy: 0.99, hasInput: true, inPoolUsage: 1, vertexBusy: map[string]float64{"out": 0.99}},
-			{"out", 1}: {busy: 0.2, idle: 0.8, hasInput: true, vertexBusy: map[string]float64{"out": 0.2}},
+		samples: map[exec.SubtaskKey]exec.SubtaskSample{
+			{Task: "gen", Subtask: 0}: source(0.9, 0.1),
+			{Task: "up", Subtask: 0}: {Backpressured: 0.6, Busy: 0.3, Idle: 0.1, HasInput: true, HasOutput: true, InPoolUsage: 1, OutPoolUsage: 1,
+				VertexBusy: map[string]float64{"up": 0.3}},
+			{Task: "out", Subtask: 0}: {Busy: 0.99, HasInput: true, InPoolUsage: 1, VertexBusy: map[string]float64{"out": 0.99}},
+			{Task: "out", Subtask: 1}: {Busy: 0.2, Idle: 0.8, HasInput: true, VertexBusy: map[string]float64{"out": 0.2}},
 		},
 		want: &Bottleneck{Vertex: "out", Task: "out", Subtasks: []int{0}, Reason: "task up is backpressured (HIGH: 0.60 of the time " +
 			"waiting for output buffers, out_pool_usage 1.00); its consumer, task out, is not backpressured (0.00) but busy 0.99 " +
@@ -105,17 +106,17 @@ sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 	}, {
 		name: "an idle consumer is not blamed",
 		j:    threeTasks,
-		samples: map[subtaskKey]subtaskSample{
-			{"gen", 0}: source(0.9, 0.1),
-			{"up", 0}:  {busy: 0.2, idle: 0.8, hasInput: true, hasOutput: true, vertexBusy: map[string]float64{"up": 0.2}},
+		samples: map[exec.SubtaskKey]exec.SubtaskSample{
+			{Task: "gen", Subtask: 0}: source(0.9, 0.1),
+			{Task: "up", Subtask: 0}:  {Busy: 0.2, Idle: 0.8, HasInput: true, HasOutput: true, VertexBusy: map[string]float64{"up": 0.2}},
 		},
 	}, {
 		name: "the slow vertex of a chain",
 		j:    chained,
-		samples: map[subtaskKey]subtaskSample{
-			{"gen", 0}: source(0.95, 0.05),
-			{"up", 0}:  {busy: 0.98, hasInput: true, inPoolUsage: 0.8, vertexBusy: map[string]float64{"up": 0.1, "out": 0.85}},
-			{"up", 1}:  {busy: 0.97, hasInput: true, inPoolUsage: 0.7, vertexBusy: map[string]float64{"up": 0.12, "out": 0.84}},
+		samples: map[exec.SubtaskKey]exec.SubtaskSample{
+			{Task: "gen", Subtask: 0}: source(0.95, 0.05),
+			{Task: "up", Subtask: 0}:  {Busy: 0.98, HasInput: true, InPoolUsage: 0.8, VertexBusy: map[string]float64{"up": 0.1, "out": 0.85}},
+			{Task: "up", Subtask: 1}:  {Busy: 0.97, HasInput: true, InPoolUsage: 0.7, VertexBusy: map[string]float64{"up": 0.12, "out": 0.84}},
 		},
 		want: &Bottleneck{Vertex: "out", Task: "up", Subtasks: []int{0, 1}, Reason: "task gen is backpressured (HIGH: 0.95 of the " +
 			"time waiting for output buffers, out_pool_usage 0.95); its consumer, task up, is not backpressured (0.00) but busy " +

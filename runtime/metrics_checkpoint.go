@@ -31,7 +31,7 @@ func (j *job) collectCheckpoints(ch chan<- prometheus.Metric, info JobInfo) {
 	if j.x.Checkpoints == nil {
 		return
 	}
-	h := j.x.Checkpoints.history
+	h := j.x.Checkpoints.History
 	completed, failed := h.Counts()
 	ch <- prometheus.MustNewConstMetric(descCheckpoints, prometheus.CounterValue, float64(completed), j.id, "completed")
 	ch <- prometheus.MustNewConstMetric(descCheckpoints, prometheus.CounterValue, float64(failed), j.id, "failed")

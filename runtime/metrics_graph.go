@@ -1,6 +1,9 @@
 package runtime
 
-import "wasmstream.io/platform/runtime/plan"
+import (
+	"wasmstream.io/platform/runtime/exec"
+	"wasmstream.io/platform/runtime/plan"
+)
 
 // edgeInfos describes the edges out of v.
 func edgeInfos(v *plan.Vertex) []EdgeInfo {
@@ -12,14 +15,14 @@ func edgeInfos(v *plan.Vertex) []EdgeInfo {
 }
 
 // setTasks records the job's tasks once they are built.
-func (j *job) setTasks(tasks []*task) {
+func (j *job) setTasks(tasks []*exec.Task) {
 	j.mu.Lock()
 	j.tasks = tasks
 	j.mu.Unlock()
 }
 
 // runningTasks returns the job's tasks while it is not terminal, else nil.
-func (j *job) runningTasks() []*task {
+func (j *job) runningTasks() []*exec.Task {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.st.Terminal() {

@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/exec"
 )
 
 // gather collects the manager's metrics through a pedantic registry, which
@@ -153,7 +154,7 @@ sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 		if n := value(t, families["platform_udf_instances_created_total"], udf(s)); n != 1 {
 			t.Errorf("subtask %d created %g instances, want 1", s, n)
 		}
-		for _, kind := range trapKinds {
+		for _, kind := range exec.TrapKinds {
 			if n := value(t, families["platform_udf_traps_total"], fmt.Sprintf("function=upper,job=%s,kind=%s,subtask=%d,vertex=up", id, kind, s)); n != 0 {
 				t.Errorf("subtask %d: %g traps of kind %s", s, n, kind)
 			}

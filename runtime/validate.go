@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 )
@@ -59,7 +60,7 @@ func (m *Manager) ValidateJob(ctx context.Context, data []byte, from string, all
 // parses and validates, its functions are in the uploaded modules with the
 // right kinds, the streams it reads and writes exist, and the savepoint it
 // starts from fits. It only reads. An invalid job's error is a *JobError.
-func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonRestored bool) (*plan.Plan, *jobCheckpoints, error) {
+func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonRestored bool) (*plan.Plan, *exec.Checkpoints, error) {
 	js, err := spec.Parse(data)
 	if err != nil {
 		return nil, nil, err
@@ -68,7 +69,7 @@ func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonR
 	if err == nil {
 		err = m.checkConnectors(ctx, p)
 	}
-	var cp *jobCheckpoints
+	var cp *exec.Checkpoints
 	if err == nil {
 		cp, err = m.prepareCheckpoints(ctx, p, from, allowNonRestored)
 	}

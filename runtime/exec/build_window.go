@@ -1,0 +1,151 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/record"
+	"wasmstream.io/platform/runtime/operator/window"
+	"wasmstream.io/platform/runtime/plan"
+	"wasmstream.io/platform/watermark"
+)
+
+// sourceStages puts the event-time stages of source v in front of next:
+// the timestamp assigner (a JSON field or a timestamp function) and the
+// watermark generator, as time and the source's watermark say.
+func (b *builder) sourceStages(t *Task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+	src := v.Source
+	mode := b.j.Plan.Job.Time
+	s := next
+	if mode == plan.TimeProcessing {
+		return b.timestampStage(t, v, i, policy, s)
+	}
+	w := src.Watermark
+	interval, idle := int64(200), int64(0)
+	if w != nil {
+		interval, idle = w.Interval.Milliseconds(), w.IdleTimeout.Milliseconds()
+	}
+	if mode == plan.TimeIngestion {
+		g := watermark.NewGenerator(watermark.Ingestion, 0, interval, 0, t.announceIdle, s)
+		t.time.gen = g
+		return g
+	}
+	if w == nil || w.Strategy == "" || w.Strategy == "none" {
+		return b.timestampStage(t, v, i, policy, s)
+	}
+	var g *watermark.Generator
+	switch w.Strategy {
+	case "punctuated":
+		g = watermark.NewGenerator(watermark.Punctuated, 0, interval, idle, t.announceIdle, s)
+		f := v.WatermarkFn
+		g.Punct = record.NewPunctuator(f.Module, f.Function, f.Index, b.pool(v.ID, i, f), b.j.Plan.Job.UDF.BatchSize, policy)
+	default:
+		g = watermark.NewGenerator(watermark.Bounded, w.MaxOutOfOrderness.Milliseconds(), interval, idle, t.announceIdle, s)
+	}
+	t.time.gen = g
+	return b.timestampStage(t, v, i, policy, g)
+}
+
+// timestampStage puts the source's timestamp assigner, if any, in front of
+// next.
+func (b *builder) timestampStage(t *Task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
+	if ts := v.Source.Timestamp; ts != nil && ts.Field != "" {
+		return record.TimestampField(ts.Field, policy, next)
+	}
+	if v.Fn != nil {
+		return b.wasmStage(t, v.ID, i, v.Fn, abi.KindTimestamp, policy, next)
+	}
+	return next
+}
+
+// pool makes an instance pool of f's module for subtask i of a vertex.
+func (b *builder) pool(vertexID string, i int, f *plan.Func) *host.Guest {
+	limits := b.j.Plan.Job.UDF
+	return b.module(f).NewGuest(host.InstanceConfig{
+		MemoryLimit: limits.MemoryLimit,
+		CallTimeout: limits.CallTimeout.Duration,
+		Attrs:       []slog.Attr{slog.String("job", b.j.ID), slog.String("vertex", vertexID), slog.Int("subtask", i)},
+	})
+}
+
+// windowStage builds the window operator of v for subtask i in front of
+// next, with its late output.
+func (b *builder) windowStage(ctx context.Context, t *Task, v *plan.Vertex, i int, c *Counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
+	cfg := window.Config{Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Policy: policy, Next: next, LateCount: &c.Late}
+	if v.Window.States {
+		keyed, err := b.keyedState(v, i, v.Fn)
+		if err != nil {
+			return nil, err
+		}
+		cfg.State, cfg.States = keyed, len(b.module(v.Fn).Description.States)
+	}
+	late, err := b.lateOutputs(ctx, t, v, i)
+	if err != nil {
+		if cfg.State != nil {
+			err = errors.Join(err, cfg.State.Close())
+		}
+		return nil, err
+	}
+	cfg.Late = late
+	if v.Window.Builtin == "" {
+		cfg.Fn = b.groupCall(v.ID, i, v.Fn)
+	}
+	cfg.GapFn = b.groupCall(v.ID, i, v.Window.GapFn)
+	return window.New(cfg), nil
+}
+
+// groupCall makes the grouped call of f for subtask i of a vertex; nil
+// without f.
+func (b *builder) groupCall(vertexID string, i int, f *plan.Func) *operator.GroupCall {
+	if f == nil {
+		return nil
+	}
+	return &operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(vertexID, i, f)}
+}
+
+// lateOutputs builds the stages that receive v's late records: its late
+// edges, chained or through the exchange. Nil when v has none.
+func (b *builder) lateOutputs(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
+	var outs operator.Fanout
+	for _, e := range v.Out {
+		if !e.Late {
+			continue
+		}
+		if e.Chained() {
+			s, err := b.vertexStage(ctx, t, e.To, i)
+			if err != nil {
+				return nil, errors.Join(err, outs.Close(ctx))
+			}
+			outs = append(outs, s)
+			continue
+		}
+		w := b.edges[e].Writer(i)
+		t.writers = append(t.writers, w)
+		outs = append(outs, &exchangeOut{writer: w, part: b.partitioner(e, i), channels: e.To.Parallelism})
+	}
+	switch len(outs) {
+	case 0:
+		return nil, nil
+	case 1:
+		return outs[0], nil
+	}
+	return outs, nil
+}
+
+// sourceSplits tells a source's watermark generator how many splits its
+// subtask reads.
+func (t *Task) sourceSplits() {
+	if t.time.gen == nil {
+		return
+	}
+	n := 1
+	if ss, ok := t.source.(connector.SplitSource); ok {
+		n = ss.Splits()
+	}
+	t.time.gen.SetSplits(n)
+}

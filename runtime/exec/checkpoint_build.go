@@ -1,0 +1,122 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/plan"
+	"wasmstream.io/platform/state"
+)
+
+// checkpointTask gives a task its side of checkpointing when the job takes
+// checkpoints; checkpointGate sizes its aligner once its gate exists.
+func (b *builder) checkpointTask(t *Task, v *plan.Vertex) {
+	if b.run != nil {
+		t.cp = newTaskCheckpoint(b.run, taskID(t), v.Source != nil)
+		t.cp.restore = b.restore
+	}
+}
+
+func (b *builder) checkpointGate(t *Task) {
+	if t.cp != nil {
+		t.cp.align = newAligner(t.gate.NumChannels(), b.run.exactlyOnce)
+	}
+}
+
+// checkpointSource makes a source subtask's positions part of its task's
+// checkpoints.
+func (b *builder) checkpointSource(t *Task, v *plan.Vertex, i int) {
+	if t.cp == nil {
+		return
+	}
+	if p, ok := t.source.(positioned); ok {
+		t.cp.add(&sourcePart{name: blobName(blobPositions, v.ID, i), src: p})
+	}
+}
+
+// startPositions are where a JetStream source resumes: the restored
+// checkpoint's positions of every filter, checked against the stream.
+func (b *builder) startPositions(ctx context.Context, v *plan.Vertex, stream string) (map[string]uint64, error) {
+	if b.restore == nil {
+		return nil, nil
+	}
+	pos, err := b.restore.positions(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.restore.checkPositions(ctx, b.j.Env.JetStream, v.ID, stream, pos); err != nil {
+		return nil, err
+	}
+	return pos, nil
+}
+
+// checkpointStage makes a stateful stage of vertex v part of its task's
+// checkpoints and restores its state.
+func (b *builder) checkpointStage(ctx context.Context, t *Task, v *plan.Vertex, i int, s operator.Stage) error {
+	if t.cp == nil {
+		return nil
+	}
+	if b.restore != nil {
+		if err := b.j.fault(FaultRestore, t.cp.name); err != nil {
+			return err
+		}
+	}
+	op, ok := s.(operator.Stateful)
+	if !ok {
+		return nil
+	}
+	kind := op.StateKind()
+	t.cp.add(&statefulPart{name: blobName(kind, v.ID, i), op: op})
+	if b.restore == nil {
+		return nil
+	}
+	srcs, err := b.restore.readers(ctx, kind, v.ID)
+	if err != nil {
+		return err
+	}
+	job := b.j.Plan.Job
+	if err := op.Restore(ctx, srcs, job.MaxParallelism, state.RangeOf(job.MaxParallelism, v.Parallelism, i)); err != nil {
+		return b.restore.fail(err)
+	}
+	return nil
+}
+
+// txSink builds subtask i of an exactly-once JetStream sink, committing the
+// epochs the restored checkpoint holds before the task starts.
+func (b *builder) txSink(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
+	js := v.Sink.JetStream
+	sink, err := connector.NewTxSink(ctx, b.j.Env.JetStream, connector.TxSinkConfig{
+		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.ID, v.ID, i), MaxInFlight: js.MaxInFlight,
+		SpillDir: b.spillDir(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &txSinkStage{name: blobName(blobSink, v.ID, i), sink: sink}
+	t.cp.add(s)
+	if b.restore == nil {
+		return s, nil
+	}
+	epochs, err := b.restore.epochs(ctx, v.ID, i, v.Parallelism)
+	if err == nil && len(epochs) > 0 {
+		var st connector.RecoverStats
+		st, err = sink.Recover(ctx, epochs, b.restore.restoredAt())
+		b.j.Log.Info("sink recovered staged output", "vertex", v.ID, "subtask", i, "epochs", st.Epochs,
+			"published", st.Published, "skipped", st.Skipped, "read_back", st.ReadBack)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: recover staged output: %w", v.ID, err)
+	}
+	return s, nil
+}
+
+// spillDir holds the files of staged output past a sink's memory budget.
+func (b *builder) spillDir() string {
+	if b.j.Env.DataDir == "" {
+		return ""
+	}
+	return filepath.Join(b.j.Env.DataDir, "spill")
+}

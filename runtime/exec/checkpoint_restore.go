@@ -1,0 +1,203 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/plan"
+)
+
+// RestoreError is a checkpoint that cannot be restored: the job fails
+// instead of restarting, since another attempt would fail the same way.
+type RestoreError struct {
+	Job        string
+	Checkpoint int64
+	Err        error
+}
+
+func (e *RestoreError) Error() string {
+	return fmt.Sprintf("job %s: restore checkpoint %d: %v", e.Job, e.Checkpoint, e.Err)
+}
+
+func (e *RestoreError) Unwrap() error { return e.Err }
+
+// RestoreSet is the checkpoint or savepoint a run restores.
+type RestoreSet struct {
+	store checkpoint.Store
+	meta  *checkpoint.Metadata
+	// allowNonRestored lets state of operators the job no longer has be
+	// dropped (a savepoint's option).
+	allowNonRestored bool
+}
+
+// fail wraps a restore failure.
+func (r *RestoreSet) fail(err error) error {
+	return &RestoreError{Job: r.meta.Job, Checkpoint: r.meta.ID, Err: err}
+}
+
+// blobs are the blobs of kind for vertex, by old subtask.
+func (r *RestoreSet) blobs(kind, vertex string) map[int]checkpoint.Blob {
+	out := map[int]checkpoint.Blob{}
+	prefix := kind + "~" + vertex + "~"
+	for name, b := range r.meta.Blobs {
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			continue
+		}
+		if i, err := strconv.Atoi(rest); err == nil {
+			out[i] = b
+		}
+	}
+	return out
+}
+
+// read returns a blob's bytes, checked against its checksum.
+func (r *RestoreSet) read(ctx context.Context, b checkpoint.Blob) ([]byte, error) {
+	data, err := r.store.GetBlob(ctx, r.meta.Job, r.meta.ID, b)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	return data, nil
+}
+
+// readers opens every blob of kind for vertex, in old subtask order.
+func (r *RestoreSet) readers(ctx context.Context, kind, vertex string) ([]io.Reader, error) {
+	blobs := r.blobs(kind, vertex)
+	subtasks := make([]int, 0, len(blobs))
+	for i := range blobs {
+		subtasks = append(subtasks, i)
+	}
+	sort.Ints(subtasks)
+	out := make([]io.Reader, 0, len(blobs))
+	for _, i := range subtasks {
+		data, err := r.read(ctx, blobs[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bytes.NewReader(data))
+	}
+	return out, nil
+}
+
+// Check matches the checkpoint's operators with the plan's: each blob must
+// belong to a vertex of the same kind, unless a savepoint allows state to
+// be left behind.
+// NewRestoreSet restores the checkpoint meta describes, from store.
+func NewRestoreSet(store checkpoint.Store, meta *checkpoint.Metadata, allowNonRestored bool) *RestoreSet {
+	return &RestoreSet{store: store, meta: meta, allowNonRestored: allowNonRestored}
+}
+
+func (r *RestoreSet) Check(p *plan.Plan) error {
+	var problems []string
+	for name := range r.meta.Blobs {
+		parts := strings.Split(name, "~")
+		if len(parts) != 3 {
+			continue
+		}
+		kind, vertex := parts[0], parts[1]
+		v := p.Vertex(vertex)
+		ok := v != nil
+		fits := ok && (kind == blobPositions && v.Source != nil || kind == blobSink && v.Sink != nil ||
+			kind == blobKeyed && v.Kind == "process" || kind == blobWindow && v.Window != nil ||
+			kind == blobJoin && v.Join != nil && v.Join.Interval || kind == blobWatermark && v.Source != nil ||
+			kind == blobInFlight)
+		if fits || r.allowNonRestored {
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%s state of operator %q has no operator of that kind to go to", kind, vertex))
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	sort.Strings(problems)
+	problems = slices.Compact(problems)
+	return r.fail(fmt.Errorf("%s (allow_non_restored_state=true drops it)", strings.Join(problems, "; ")))
+}
+
+// positions merges the positions of every old subtask of a source, by
+// subject filter.
+func (r *RestoreSet) positions(ctx context.Context, vertex string) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	for _, b := range r.blobs(blobPositions, vertex) {
+		data, err := r.read(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]uint64
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, r.fail(fmt.Errorf("source %s positions: %w", vertex, err))
+		}
+		for f, seq := range m {
+			out[f] = max(out[f], seq)
+		}
+	}
+	return out, nil
+}
+
+// checkPositions refuses positions beyond the stream's last sequence: the
+// stream was recreated or purged, and resuming would silently skip its new
+// messages.
+func (r *RestoreSet) checkPositions(ctx context.Context, js jetstream.JetStream, source, stream string, pos map[string]uint64) error {
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return fmt.Errorf("source %s: stream %q: %w", source, stream, err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("source %s: stream %q: %w", source, stream, err)
+	}
+	filters := make([]string, 0, len(pos))
+	for f := range pos {
+		filters = append(filters, f)
+	}
+	sort.Strings(filters)
+	for _, f := range filters {
+		if seq := pos[f]; seq > info.State.LastSeq {
+			return r.fail(fmt.Errorf("%w: source %s filter %q was at stream sequence %d, but stream %q ends at %d (was it deleted, recreated or purged?)",
+				ErrPositionBeyondStream, source, f, seq, stream, info.State.LastSeq))
+		}
+	}
+	return nil
+}
+
+// ErrPositionBeyondStream: a checkpointed source position is past the
+// stream's last sequence.
+var ErrPositionBeyondStream = errors.New("checkpointed position beyond the stream's end")
+
+// epochs are the sealed epochs that new subtask i of a sink with
+// parallelism subtasks commits: those of the old subtasks j with
+// j % parallelism == i.
+func (r *RestoreSet) epochs(ctx context.Context, vertex string, i, parallelism int) ([]*connector.Epoch, error) {
+	var out []*connector.Epoch
+	for j, b := range r.blobs(blobSink, vertex) {
+		if j%parallelism != i {
+			continue
+		}
+		data, err := r.read(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		es, err := connector.DecodeEpochs(data)
+		if err != nil {
+			return nil, r.fail(fmt.Errorf("sink %s subtask %d: %w", vertex, j, err))
+		}
+		out = append(out, es...)
+	}
+	return out, nil
+}
+
+// restoredAt is when the restored checkpoint was triggered.
+func (r *RestoreSet) restoredAt() time.Time { return r.meta.Created }

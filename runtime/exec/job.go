@@ -1,0 +1,55 @@
+package exec
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/plan"
+)
+
+// Job is a job as its subtasks run it: what to run (the plan), the
+// counters its subtasks write, its checkpointing and the platform's
+// handles. The job manager makes one per job; it does not change while the
+// job runs.
+type Job struct {
+	ID   string
+	Plan *plan.Plan
+	Log  *slog.Logger
+	Env  *Env
+	// Counters are each vertex's figures, one per subtask.
+	Counters map[string][]*Counters
+	// Checkpoints is the job's checkpointing, nil when it takes none.
+	Checkpoints *Checkpoints
+	// BoundedEnd returns the end of a bounded source, computing it with
+	// compute the first time and keeping it with the job, so that a job
+	// that resumes ends at the same place.
+	BoundedEnd func(source string, compute func() (map[string]uint64, error)) (map[string]uint64, error)
+	// Observer hears what the job's runs do.
+	Observer Observer
+}
+
+// Env holds the platform's handles that subtasks use.
+type Env struct {
+	JetStream jetstream.JetStream
+	DataDir   string
+	// StateBudget bounds a job's keyed state when its spec sets none.
+	StateBudget int64
+	// Module finds an uploaded module by id.
+	Module func(id string) (*host.Module, bool)
+	// Faults, when set, may fail a task at a fault point (FaultProcess,
+	// ...). Only tests set it, before starting jobs; it must be safe for
+	// concurrent use.
+	Faults func(point, job, task string) error
+}
+
+// Observer hears what the runs of a job do.
+type Observer interface {
+	// Running: a run's tasks are built (and restored) and start; done is
+	// called when the run ends.
+	Running(tasks []*Task) (done func())
+	// Restarting: a run failed, and the next starts after delay.
+	Restarting(attempt int, delay time.Duration, err error)
+}

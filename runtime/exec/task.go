@@ -1,0 +1,239 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/watermark"
+)
+
+// ShutdownGrace bounds how long a cancelled task may take to stop.
+const ShutdownGrace = 30 * time.Second
+
+// fetchWait bounds how long a source task waits for input before looking
+// at its context and its processing-time clock again.
+const fetchWait = tickEvery
+
+// Task is one subtask of a chain: a source or an exchange gate feeding the
+// chain's stages. It runs in its own goroutine, which owns everything here.
+type Task struct {
+	name      string
+	subtask   int
+	batchSize int
+	chain     operator.Stage
+	source    connector.Source
+	gate      *exchange.Gate
+	writers   []*exchange.Writer
+	// inputs tells a join which of its two inputs a batch comes from; nil
+	// for a single-input task.
+	inputs *operator.Inputs
+	// dlq publishes dead letters; it is finished after the chain.
+	dlq operator.Stage
+	// log carries the job, vertex (the chain head) and subtask.
+	log *slog.Logger
+	// stats are the task's figures for metrics and backpressure.
+	stats taskStats
+	// time is the task's event and processing time (tasktime.go).
+	time taskTime
+	// cp is the task's side of checkpointing, nil when the job takes no
+	// checkpoints (checkpoint_task.go).
+	cp *taskCheckpoint
+}
+
+// run processes input until its end (then finishes the chain) or a failure.
+// A panic in the task becomes its error instead of crashing the process.
+func (t *Task) run(ctx context.Context) (err error) {
+	t.stats.begin()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+		if cerr := t.close(); err == nil {
+			err = cerr
+		}
+		t.stats.end()
+		if err != nil && ctx.Err() == nil {
+			t.log.Error("task failed", "error", err)
+		}
+	}()
+	if err = t.replayInFlight(ctx); err != nil {
+		return err
+	}
+	if t.source != nil {
+		err = t.runSource(ctx)
+	} else {
+		err = t.runGate(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if err := t.chain.Finish(ctx); err != nil {
+		return err
+	}
+	if t.dlq != nil {
+		if err := t.dlq.Finish(ctx); err != nil {
+			return err
+		}
+	}
+	if t.cp != nil {
+		return t.cp.finishInput(ctx, t)
+	}
+	return nil
+}
+
+func (t *Task) runSource(ctx context.Context) error {
+	var batch abi.Batch
+	for {
+		if t.cp != nil {
+			if err := t.cp.poll(ctx, t); err != nil {
+				return err
+			}
+		}
+		batch.Reset()
+		start := MonoNanos()
+		err := t.source.Fetch(ctx, &batch, t.batchSize, fetchWait)
+		t.stats.fetched(start, batch.Len() >= t.batchSize)
+		if batch.Len() > 0 {
+			if perr := t.processSource(ctx, &batch); perr != nil {
+				return perr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return t.chain.Advance(ctx, watermark.MaxWatermark)
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := t.sourceTick(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (t *Task) runGate(ctx context.Context) error {
+	var recs []abi.Record
+	stop := t.startTicker()
+	defer stop()
+	for {
+		if err := t.gateTick(ctx); err != nil {
+			return err
+		}
+		if t.cp != nil {
+			if err := t.cp.poll(ctx, t); err != nil {
+				return err
+			}
+		}
+		buf, err := t.gate.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return t.endGate(ctx)
+		}
+		if errors.Is(err, exchange.ErrWoken) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if ev := buf.Event(); ev != nil {
+			channel := buf.Channel()
+			buf.Recycle()
+			if err := t.event(ctx, channel, ev); err != nil {
+				return err
+			}
+			continue
+		}
+		t.stats.bytesIn.Add(int64(len(buf.Frame())))
+		if t.cp != nil && t.cp.rec != nil {
+			t.cp.record(buf.Channel(), buf.Frame())
+		}
+		// recs keeps its length between buffers so that each record's
+		// header slice is reused.
+		n := 0
+		for {
+			if n == len(recs) {
+				recs = append(recs, abi.Record{})
+			}
+			if !buf.Next(&recs[n]) {
+				break
+			}
+			n++
+		}
+		if t.inputs != nil {
+			t.inputs.From(buf.Channel())
+		}
+		err = t.chain.Process(ctx, recs[:n])
+		buf.Recycle()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// event handles an input channel's event: a checkpoint barrier, or one for
+// event time (gateEvent) and then for barrier alignment (a channel's end).
+func (t *Task) event(ctx context.Context, channel int, ev any) error {
+	if t.cp == nil {
+		return t.gateEvent(ctx, channel, ev)
+	}
+	if _, ok := ev.(checkpoint.Barrier); !ok {
+		if err := t.gateEvent(ctx, channel, ev); err != nil {
+			return err
+		}
+	}
+	return t.cp.gateEvent(ctx, t, channel, ev)
+}
+
+// close releases the chain, the source and the dead-letter sink.
+func (t *Task) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	defer cancel()
+	var errs []error
+	if t.cp != nil {
+		t.cp.abandon()
+	}
+	if t.chain != nil {
+		errs = append(errs, t.chain.Close(ctx))
+	}
+	if t.source != nil {
+		errs = append(errs, t.source.Close())
+	}
+	if t.dlq != nil {
+		errs = append(errs, t.dlq.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// runTasks runs every task in its own goroutine; the first failure cancels
+// the others. It returns that failure. A task that stopped after a
+// savepoint that stops the job has not failed.
+func runTasks(ctx context.Context, cancel context.CancelFunc, tasks []*Task) error {
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for _, t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := t.run(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, errStopped) {
+				once.Do(func() { firstErr = fmt.Errorf("task %s: %w", t.name, err); cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
