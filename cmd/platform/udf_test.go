@@ -98,6 +98,7 @@ func TestUDFCommandErrors(t *testing.T) {
 		{"unknown function", []string{"udf", "test", wasm, "--function", "x", "--input", input}, `the module has no function "x"`},
 		{"bad input", []string{"udf", "test", wasm, "--function", "swap", "--input", wasm}, "input line 1"},
 		{"window on a map", []string{"udf", "test", wasm, "--function", "swap", "--input", input, "--window", "10s"}, "--window goes with an aggregate"},
+		{"bad state", []string{"udf", "test", wasm, "--function", "swap", "--input", input, "--state", "disk"}, `--state "disk": want memory or pebble`},
 		{"bad window", []string{"udf", "test", wasm, "--function", "swap", "--input", input, "--window", "ten"}, `invalid argument "ten" for "--window"`},
 		{"bad language", []string{"udf", "new", "--lang", "cobol", "--platform", wasmbuild.Root(), "--dir", t.TempDir(), "x"}, `language "cobol"`},
 	}

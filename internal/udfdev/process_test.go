@@ -50,6 +50,14 @@ func TestRunProcessAcrossLanguages(t *testing.T) {
 			}
 		}
 	}
+	// The Pebble backend holds the same state.
+	var out bytes.Buffer
+	if err := Run(context.Background(), wasmbuild.UDF(t, "dedup"), in, &out, Options{Function: "dedup", BatchSize: 4, State: "pebble"}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != wants[4] {
+		t.Errorf("pebble: got\n%s\nwant\n%s", out.String(), wants[4])
+	}
 }
 
 // TestRunOnTimer runs the fraud detector (udfs/fraud) with and without its

@@ -2,14 +2,24 @@ package udfdev
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/host"
+	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/process"
+	"wasmstream.io/platform/runtime/operator/record"
+	"wasmstream.io/platform/runtime/operator/window"
+	"wasmstream.io/platform/runtime/plan"
+	"wasmstream.io/platform/state"
+	"wasmstream.io/platform/watermark"
 )
 
 // Options say which function Run runs and how.
@@ -20,37 +30,52 @@ type Options struct {
 	// platform's default.
 	BatchSize int
 	// OnTimer names the on_timer function of a process function: at the end
-	// of the input, the event-time timers fire in time order (as the final
-	// watermark of a bounded job fires them), with the timers they register
-	// that are then due. Processing-time timers do not fire.
+	// of the input, the final watermark fires the event-time timers, as it
+	// does in a bounded job. Processing-time timers do not fire.
 	OnTimer string
 	// Window is the size of the tumbling windows, aligned to the epoch,
 	// that aggregate, reduce and window_process functions run over.
 	Window time.Duration
+	// State is the state backend of process and window_process functions:
+	// state.BackendMemory (when empty) or state.BackendPebble, in a
+	// temporary directory.
+	State string
+	// Clock is the processing time the operators see, in milliseconds
+	// since the epoch; nil means 0.
+	Clock func() int64
 	// Log receives the module's log lines, standard output and standard
 	// error; nil discards them.
 	Log *slog.Logger
 }
 
 // Run validates and compiles a module as the platform does, runs one of its
-// functions over recs in batches, and writes each output entry to out as a
-// JSON line, in order. A record function (map, filter, flat_map, key,
-// timestamp) answers with the record the host passes on, with the fields it
-// inherits from the input, or the error the function reported for the
-// input. A process function sees the records of a batch grouped by their
-// keys, with state and timers kept in memory (no TTL, watermark NoWatermark,
-// processing time 0); after its outputs, Run writes the state and the
-// registered timers. Window functions (aggregate, reduce, window_process)
-// run over tumbling windows of Options.Window per key and answer each
-// window's results; a session_gap function answers each record's gap and
-// then the sessions they make; a watermark function answers the watermarks
-// it emits after records.
+// functions over recs through the operator the platform runs it in, and
+// writes each output as a JSON line, in order. Records go to the operator
+// in batches of Options.BatchSize, and the end of the input is the final
+// watermark, as in a bounded job.
+//
+// A record function (map, filter, flat_map, key, timestamp) answers with
+// the records it passes on, each naming its input, or the error the
+// function reported for an input. A process function gets each batch
+// grouped by key, with keyed state in Options.State and its timers; after
+// its outputs, Run writes the state and the timers still registered. With
+// Options.OnTimer the final watermark fires the event-time timers first.
+// Window functions (aggregate, reduce, window_process) run over tumbling
+// windows of Options.Window per key and answer each window's results; the
+// per-window state of a window_process function is written as it stands
+// when the window's state is cleared. A session_gap function answers each
+// record's gap and then the sessions they make (a count per session); a
+// watermark function answers the watermarks its source emits after records.
+// A trap fails the run.
 func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt Options) error {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 1024
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Clock == nil {
+		opt.Clock = func() int64 { return 0 }
 	}
 	h, err := host.New(ctx, host.Config{Logger: opt.Log})
 	if err != nil {
@@ -69,60 +94,42 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 	if !runs(kind) {
 		return fmt.Errorf("function %q is a %s function; udf test runs map, filter, flat_map, key, timestamp, watermark, aggregate, reduce, window_process, session_gap and process functions", opt.Function, kind)
 	}
-	pool := mod.NewGuest(host.InstanceConfig{})
-	defer pool.Close(ctx)
-	w := newLineWriter(out)
 	if opt.OnTimer != "" && kind != abi.KindProcess {
 		return fmt.Errorf("--on-timer goes with a process function; %q is a %s function", opt.Function, kind)
 	}
 	if opt.Window != 0 && !isWindowKind(kind) {
 		return fmt.Errorf("--window goes with an aggregate, reduce or window_process function; %q is a %s function", opt.Function, kind)
 	}
+	if isWindowKind(kind) && opt.Window <= 0 {
+		return fmt.Errorf("a %s function runs over windows: give their size with --window", kind)
+	}
+	onTimer := -1
+	if opt.OnTimer != "" {
+		if onTimer = mod.Description.Lookup(opt.OnTimer); onTimer < 0 || mod.Description.Functions[onTimer].Kind != abi.KindOnTimer {
+			return fmt.Errorf("the module has no on_timer function %q; it has %s", opt.OnTimer, functionList(mod.Description))
+		}
+	}
+	r := &run{mod: mod, recs: recs, w: newLineWriter(out), kind: kind, opt: opt, states: mod.Description.States, afterInput: func() error { return nil }}
+	r.prefixes = []string{r.prefix(opt.Function)}
+	if opt.OnTimer != "" {
+		r.prefixes = append(r.prefixes, r.prefix(opt.OnTimer))
+	}
+	r.policy = &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: opt.Function, Counts: &operator.ErrorCounts{}, Log: opt.Log, Report: r.failed}
 	switch kind {
-	case abi.KindAggregate, abi.KindReduce, abi.KindWindowProcess:
-		return runWindows(ctx, pool, fn, kind, mod.Description.States, recs, w, opt)
-	case abi.KindSessionGap:
-		return runSessionGap(ctx, pool, fn, recs, w, opt)
+	case abi.KindAggregate, abi.KindReduce, abi.KindWindowProcess, abi.KindSessionGap:
+		return r.windows(ctx, fn)
 	case abi.KindWatermark:
-		return runWatermark(ctx, pool, fn, recs, w, opt)
+		return r.watermarks(ctx, fn)
 	case abi.KindProcess:
-		onTimer := -1
-		if opt.OnTimer != "" {
-			if onTimer = mod.Description.Lookup(opt.OnTimer); onTimer < 0 || mod.Description.Functions[onTimer].Kind != abi.KindOnTimer {
-				return fmt.Errorf("the module has no on_timer function %q; it has %s", opt.OnTimer, functionList(mod.Description))
-			}
-		}
-		return runProcess(ctx, pool, fn, onTimer, mod.Description.States, recs, w, opt)
+		return r.process(ctx, fn, onTimer)
 	}
-	return callBatches(ctx, pool, fn, recs, opt.BatchSize, func(start int, batch []abi.Record, output []byte) error {
-		if err := writeOutputs(w, kind, output, batch, start); err != nil {
-			return fmt.Errorf("function %q: %w", opt.Function, err)
-		}
-		return nil
-	})
-}
-
-// callBatches calls a function of a kind that takes input frames over recs
-// in batches of size, and hands each batch's output to answer with the
-// batch and the input number of its first record.
-func callBatches(ctx context.Context, pool *host.Guest, fn int, recs []abi.Record, size int, answer func(start int, batch []abi.Record, output []byte) error) error {
-	var frame []byte
-	for start := 0; start < len(recs); start += size {
-		batch := recs[start:min(start+size, len(recs))]
-		frame = abi.AppendFrame(frame[:0], batch)
-		output, err := pool.Call(ctx, fn, frame)
-		if err != nil {
-			return err
-		}
-		if err := answer(start, batch, output); err != nil {
-			return err
-		}
-	}
-	return nil
+	op := record.NewFunction(kind, mod.ID, opt.Function, fn, mod.NewGuest(host.InstanceConfig{}), opt.BatchSize, r.policy, r)
+	return r.drive(ctx, op, false)
 }
 
 // runs reports whether Run runs functions of kind k: every kind but
-// on_timer (which runs with its process function) and the joins.
+// on_timer (which runs with its process function) and the joins, which
+// need two inputs and run only in a job.
 func runs(k abi.Kind) bool {
 	return isRecordKind(k) || isWindowKind(k) || k == abi.KindSessionGap || k == abi.KindWatermark || k == abi.KindProcess
 }
@@ -151,171 +158,114 @@ func functionList(d abi.Description) string {
 	return strings.Join(names, ", ")
 }
 
-// writeOutputs resolves the entries of an output frame answering batch, the
-// records from input number first on, against their inputs.
-func writeOutputs(w *lineWriter, kind abi.Kind, output []byte, batch []abi.Record, first int) error {
-	var r abi.OutputReader
-	if err := r.Reset(output, uint32(len(batch))); err != nil {
+// drive feeds the records to stage in batches, then the end of input as the
+// final watermark when final is set, and finishes and closes it.
+func (r *run) drive(ctx context.Context, stage operator.Stage, final bool) (err error) {
+	defer func() { err = errors.Join(err, stage.Close(ctx)) }()
+	for start := 0; start < len(r.recs); start += r.opt.BatchSize {
+		r.first, r.batch = start, r.recs[start:min(start+r.opt.BatchSize, len(r.recs))]
+		if err := stage.Process(ctx, r.batch); err != nil {
+			return err
+		}
+		if err := r.endBatch(); err != nil {
+			return err
+		}
+	}
+	r.batch, r.firing = nil, true
+	if final {
+		if err := stage.Advance(ctx, watermark.MaxWatermark); err != nil {
+			return err
+		}
+	}
+	if err := r.afterInput(); err != nil {
 		return err
 	}
-	var e abi.Entry
-	for r.Next(&e) {
-		if e.Index == abi.AllRecords {
-			return fmt.Errorf("the whole batch failed: %s", e.Message)
-		}
-		if e.Tag == abi.TagError {
-			msg, input := string(e.Message), first+int(e.Index)
-			if err := w.write(outputLine{Input: &input, Error: &msg}); err != nil {
-				return err
-			}
-			continue
-		}
-		if !kind.Answers(e.Tag) {
-			return fmt.Errorf("a %s function wrote an entry with tag %d", kind, e.Tag)
-		}
-		rec := e.Apply(&batch[e.Index])
-		if err := w.write(recordLine(first+int(e.Index), &rec)); err != nil {
-			return err
-		}
-	}
-	return r.Err()
+	return stage.Finish(ctx)
 }
 
-// runProcess runs a process function over recs in batches, each batch
-// grouped by key in the order keys first appear, then writes the state and
-// timers.
-func runProcess(ctx context.Context, pool *host.Guest, fn, onTimer int, states []abi.State, recs []abi.Record, w *lineWriter, opt Options) error {
-	env := newMemEnv(states)
-	var frame []byte
-	var order []int
-	for start := 0; start < len(recs); start += opt.BatchSize {
-		end := min(start+opt.BatchSize, len(recs))
-		groups := map[string][]int{}
-		env.keys = env.keys[:0]
-		for i := start; i < end; i++ {
-			k := string(recs[i].Key)
-			if _, ok := groups[k]; !ok {
-				env.keys = append(env.keys, recs[i].Key)
-			}
-			groups[k] = append(groups[k], i)
-		}
-		frame = abi.AppendFrameHead(frame[:0], abi.FrameHead{Watermark: abi.NoWatermark, Groups: uint32(len(env.keys))})
-		order = order[:0]
-		for _, key := range env.keys {
-			members := groups[string(key)]
-			frame = abi.AppendGroupHead(frame, &abi.GroupHead{Key: key}, uint32(len(members)))
-			for _, i := range members {
-				frame = abi.AppendRecord(frame, &recs[i])
-				order = append(order, i)
-			}
-		}
-		env.cur = nil
-		output, err := pool.CallWith(ctx, fn, frame, env)
-		if err != nil {
-			return err
-		}
-		if err := writeKeyedOutputs(w, output, recs, order); err != nil {
-			return fmt.Errorf("function %q: %w", opt.Function, err)
-		}
+// openState opens the keyed state of the module's states in the backend
+// the options name, owning every key group.
+func (r *run) openState() (*state.Keyed, func(), error) {
+	descs, err := operator.StateDescriptors(r.mod.Description, nil)
+	if err != nil {
+		return nil, nil, err
 	}
+	cfg := state.Config{Backend: r.opt.State, MaxParallelism: 128, Range: state.RangeOf(128, 1, 0), States: descs, Clock: state.ClockFunc(r.opt.Clock)}
+	cleanup := func() {}
+	if r.opt.State == state.BackendPebble {
+		dir, err := os.MkdirTemp("", "udf-test-state-")
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Dir, cfg.SweepInterval, cfg.Logger = dir, -1, r.opt.Log
+		cleanup = func() { os.RemoveAll(dir) }
+	}
+	keyed, err := state.Open(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return keyed, cleanup, nil
+}
+
+// call is the grouped call of function fn.
+func (r *run) call(fn int) *operator.GroupCall {
+	return &operator.GroupCall{Module: r.mod.ID, Function: r.mod.Description.Functions[fn].Name, Fn: fn, Guest: r.mod.NewGuest(host.InstanceConfig{})}
+}
+
+// process runs a process function (and its on_timer function, when
+// onTimer is not -1) in a process operator, then writes the state and the
+// timers left.
+func (r *run) process(ctx context.Context, fn, onTimer int) error {
+	keyed, cleanup, err := r.openState()
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	var timers *operator.GroupCall
 	if onTimer >= 0 {
-		if err := fireTimers(ctx, pool, onTimer, env, w); err != nil {
-			return fmt.Errorf("function %q: %w", opt.OnTimer, err)
-		}
+		timers = r.call(onTimer)
 	}
-	return env.write(w)
+	op := process.New(r.opt.Function, *r.call(fn), timers, keyed, r.opt.BatchSize, r.policy, r)
+	op.Clock = r.opt.Clock
+	r.afterInput = func() error { return r.writeProcessState(keyed, op) }
+	return r.drive(ctx, op, onTimer >= 0)
 }
 
-// fireTimers fires the registered event-time timers in time order, a batch
-// of the earliest at a time, until none is left.
-func fireTimers(ctx context.Context, pool *host.Guest, fn int, env *memEnv, w *lineWriter) error {
-	var frame []byte
-	for {
-		due := env.eventTimers()
-		if len(due) == 0 {
-			return nil
-		}
-		frame = abi.AppendFrameHead(frame[:0], abi.FrameHead{Watermark: abi.NoWatermark, Groups: uint32(len(due))})
-		env.keys = env.keys[:0]
-		for _, t := range due {
-			delete(env.timers, t)
-			env.keys = append(env.keys, []byte(t.key))
-			frame = abi.AppendGroupHead(frame, &abi.GroupHead{Flags: abi.GroupTimer, Key: []byte(t.key), TimerTime: t.ts}, 0)
-		}
-		env.cur = nil
-		output, err := pool.CallWith(ctx, fn, frame, env)
+// windows runs a window function over tumbling windows of Options.Window,
+// or a session_gap function over sessions counted by the built-in count
+// aggregate, in a window operator.
+func (r *run) windows(ctx context.Context, fn int) error {
+	cfg := window.Config{Vertex: r.opt.Function, BatchSize: r.opt.BatchSize, Policy: r.policy, Next: r, LateCount: &atomic.Int64{}, Clock: r.opt.Clock}
+	if r.kind == abi.KindSessionGap {
+		cfg.Plan = &plan.Window{Type: plan.WindowSession, Builtin: "count"}
+		cfg.GapFn = r.call(fn)
+		op := window.New(cfg)
+		r.gaps = op
+		return r.drive(ctx, op, true)
+	}
+	size := r.opt.Window.Milliseconds()
+	cfg.Plan = &plan.Window{Type: plan.WindowTumbling, Size: size, Slide: size, FnKind: r.kind, States: r.kind == abi.KindWindowProcess && len(r.states) > 0}
+	cfg.Fn = r.call(fn)
+	if cfg.Plan.States {
+		keyed, cleanup, err := r.openState()
 		if err != nil {
 			return err
 		}
-		if err := writeTimerOutputs(w, output, due); err != nil {
-			return err
-		}
+		defer cleanup()
+		cfg.State, cfg.States = keyed, len(r.states)
+		cfg.Clearing = func(key []byte, start, end int64) error { return r.readWindowState(keyed, key, start, end) }
+		r.afterInput = r.writeWindowState
 	}
+	return r.drive(ctx, window.New(cfg), true)
 }
 
-// writeTimerOutputs resolves the entries of an on_timer function's output:
-// an entry's index is a timer, whose key and timestamp a record inherits.
-func writeTimerOutputs(w *lineWriter, output []byte, due []timer) error {
-	var r abi.OutputReader
-	if err := r.Reset(output, uint32(len(due))); err != nil {
-		return err
-	}
-	var e abi.Entry
-	for r.Next(&e) {
-		if e.Index == abi.AllRecords {
-			return fmt.Errorf("the whole batch failed: %s", e.Message)
-		}
-		t := due[e.Index]
-		fired := &firedLine{Timestamp: t.ts}
-		fired.Key, fired.KeyBase64 = text([]byte(t.key))
-		switch e.Tag {
-		case abi.TagError:
-			msg := string(e.Message)
-			if err := w.write(outputLine{Timer: fired, Error: &msg}); err != nil {
-				return err
-			}
-		case abi.TagRecord:
-			rec := e.Apply(&abi.Record{Key: []byte(t.key), Timestamp: t.ts})
-			line := recordLine(0, &rec)
-			line.Input, line.Timer = nil, fired
-			if err := w.write(line); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("an on_timer function wrote an entry with tag %d", e.Tag)
-		}
-	}
-	return r.Err()
-}
-
-// writeKeyedOutputs resolves the entries of a process function's output
-// frame: an entry's index is a record's position in the grouped frame,
-// order[index] its input number.
-func writeKeyedOutputs(w *lineWriter, output []byte, recs []abi.Record, order []int) error {
-	var r abi.OutputReader
-	if err := r.Reset(output, uint32(len(order))); err != nil {
-		return err
-	}
-	var e abi.Entry
-	for r.Next(&e) {
-		if e.Index == abi.AllRecords {
-			return fmt.Errorf("the whole batch failed: %s", e.Message)
-		}
-		input := order[e.Index]
-		switch e.Tag {
-		case abi.TagError:
-			msg := string(e.Message)
-			if err := w.write(outputLine{Input: &input, Error: &msg}); err != nil {
-				return err
-			}
-		case abi.TagRecord:
-			rec := e.Apply(&recs[input])
-			if err := w.write(recordLine(input, &rec)); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("a process function wrote an entry with tag %d", e.Tag)
-		}
-	}
-	return r.Err()
+// watermarks runs a watermark function as the punctuator of a source's
+// watermark generator.
+func (r *run) watermarks(ctx context.Context, fn int) error {
+	g := watermark.NewGenerator(watermark.Punctuated, 0, 0, 0, func(context.Context, bool) error { return nil }, r)
+	g.Clock = r.opt.Clock
+	g.SetSplits(1)
+	g.Punct = record.NewPunctuator(r.mod.ID, r.opt.Function, fn, r.mod.NewGuest(host.InstanceConfig{}), r.opt.BatchSize, r.policy)
+	return r.drive(ctx, g, true)
 }

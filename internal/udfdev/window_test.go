@@ -33,7 +33,12 @@ func TestRunWindowKinds(t *testing.T) {
 		batch          int
 		want           string
 	}{
-		{"aggregate", "avg", avg, clicks, 0, `{"window":{"start":0,"end":10000},"error":"\"amount\" is not a number","key":"u1"}
+		// The window operator folds a batch's records of a window in one add
+		// call; when the call fails the window, each of its records goes to
+		// on_udf_error, so each is written, in the order it came.
+		{"aggregate", "avg", avg, clicks, 0, `{"window":{"start":0,"end":10000},"error":"\"amount\" is not a number","key":"u1","value":"{\"amount\":3}","timestamp":1000}
+{"window":{"start":0,"end":10000},"error":"\"amount\" is not a number","key":"u1","value":"{\"amount\":5}","timestamp":9999}
+{"window":{"start":0,"end":10000},"error":"\"amount\" is not a number","key":"u1","value":"{\"amount\":oops}","timestamp":3000}
 {"window":{"start":-10000,"end":0},"key":"u2","value":"{\"key\":\"u2\",\"window_start\":-10000,\"window_end\":0,\"avg\":1,\"count\":1}","timestamp":-1}
 {"window":{"start":0,"end":10000},"key":"u2","value":"{\"key\":\"u2\",\"window_start\":0,\"window_end\":10000,\"avg\":10,\"count\":1}","timestamp":9999}
 {"window":{"start":10000,"end":20000},"key":"u1","value":"{\"key\":\"u1\",\"window_start\":10000,\"window_end\":20000,\"avg\":7,\"count\":1}","timestamp":19999}
@@ -44,23 +49,29 @@ func TestRunWindowKinds(t *testing.T) {
 		{"reduce", "largest", avg, clicks[:3], 0, `{"window":{"start":0,"end":10000},"key":"u1","value":"{\"amount\":5}","timestamp":9999}
 {"window":{"start":0,"end":10000},"key":"u2","value":"{\"amount\":10}","timestamp":9999}
 `},
-		{"window_process", "summary", windowkinds, beats[:4], 0, `{"window":{"start":0,"end":10000},"key":"a","value":"a:0:10000:3","timestamp":9999}
+		// The window operator reports the windows a call failed before it
+		// passes the call's results on.
+		{"window_process", "summary", windowkinds, beats[:4], 0, `{"window":{"start":0,"end":10000},"error":"bad record","key":"b"}
+{"window":{"start":0,"end":10000},"key":"a","value":"a:0:10000:3","timestamp":9999}
 {"window":{"start":0,"end":10000},"key":"v","value":"x","timestamp":7}
 {"window":{"start":0,"end":10000},"key":"v","value":"beat","timestamp":7}
 {"window":{"start":0,"end":10000},"key":"v","value":"xyz","timestamp":7}
-{"window":{"start":0,"end":10000},"error":"bad record","key":"b"}
 `},
+		// The window operator's error for a record whose gap failed does
+		// not carry the function's message.
 		{"session_gap", "gap", windowkinds, beats, 2, `{"input":0,"gap":1000}
 {"input":1,"gap":4000}
-{"input":2,"error":"bad gap"}
+{"input":2,"error":"session gap failed"}
 {"input":3,"gap":3000}
 {"input":4,"gap":2000}
 {"input":5,"gap":1000}
 {"window":{"start":1000,"end":6000},"key":"a","records":4}
 {"window":{"start":9000,"end":11000},"key":"b","records":1}
 `},
+		// The punctuator's error for a failed record is the function's
+		// message after "error: ".
 		{"watermark", "beat", windowkinds, beats, 0, `{"input":1,"watermark":2000}
-{"input":2,"error":"bad beat"}
+{"input":2,"error":"error: bad beat"}
 `},
 	}
 	for _, tt := range tests {
@@ -113,8 +124,11 @@ func TestRunWindowProcessWithState(t *testing.T) {
 				{Key: []byte("b"), Timestamp: 3_000},
 				{Key: []byte("a"), Timestamp: 4_000},
 			}
-			var out bytes.Buffer
+			var out, pebble bytes.Buffer
 			if err := Run(context.Background(), firings, in, &out, Options{Function: "count", Window: 10 * time.Second}); err != nil {
+				t.Fatal(err)
+			}
+			if err := Run(context.Background(), firings, in, &pebble, Options{Function: "count", Window: 10 * time.Second, State: "pebble"}); err != nil {
 				t.Fatal(err)
 			}
 			want := `{"window":{"start":0,"end":10000},"key":"a","value":"a [0,10000) firing 1: 2 records","timestamp":9999}
@@ -126,6 +140,9 @@ func TestRunWindowProcessWithState(t *testing.T) {
 `
 			if out.String() != want {
 				t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
+			}
+			if pebble.String() != want {
+				t.Fatalf("pebble: got\n%s\nwant\n%s", pebble.String(), want)
 			}
 			err := Run(context.Background(), firings, in, &bytes.Buffer{}, Options{Function: "rearm", Window: 10 * time.Second})
 			if err == nil || !strings.Contains(err.Error(), "no timers") {

@@ -29,6 +29,8 @@ type GroupRunner struct {
 	// groups following the frame's; nil without state. A failed call is
 	// then never run again: it may have changed state before it failed.
 	State FrameState
+	// Clock is the processing time frames carry; nil means NowMillis.
+	Clock func() int64
 
 	// The answer of the chunk being read: accumulators copied into arena,
 	// and group failures.
@@ -122,7 +124,11 @@ func (w *GroupRunner) runChunk(ctx context.Context, op abi.Op, wm int64, lo, hi 
 
 // begin starts a frame, and its groups' state.
 func (w *GroupRunner) begin(op abi.Op, wm int64) {
-	w.Call.Begin(op, wm, NowMillis())
+	now := w.Clock
+	if now == nil {
+		now = NowMillis
+	}
+	w.Call.Begin(op, wm, now())
 	if w.State != nil {
 		w.State.Begin()
 	}

@@ -14,13 +14,47 @@ type Out struct {
 	Batch abi.Batch
 	Max   int
 	Next  Stage
+	// Tracer, when set (to Next, when it is one), is told the window each
+	// result answers, as a record with the window's key and its end - 1 as
+	// timestamp. Jobs leave it nil.
+	Tracer Tracer
 	// scratch formats built-in results.
 	scratch []byte
+	// traced are the windows of Batch's results when tracing, their keys
+	// copied into keys (a window's key may be dropped before the flush);
+	// windows and origins are what Answers is given.
+	traced  []tracedWindow
+	keys    []byte
+	windows []abi.Record
+	origins []*abi.Record
 }
 
-// Emit copies a result; flushIfFull or flush pass results on.
+// tracedWindow is the window of a result: key keys[off:off+n], end.
+type tracedWindow struct {
+	off, n int
+	end    int64
+}
+
+// Emit copies a result; flushIfFull or flush pass results on. With a
+// Tracer, the result answers the window of key ending at ts + 1.
 func (o *Out) Emit(key, value []byte, ts int64, headers []abi.Header) {
+	o.trace(key, ts+1)
 	o.Batch.AppendParts(key, value, ts, headers)
+}
+
+// trace notes the window of the result about to be appended. Results the
+// caller truncated from Batch since are dropped first.
+func (o *Out) trace(key []byte, end int64) {
+	if o.Tracer == nil {
+		return
+	}
+	o.traced = o.traced[:o.Batch.Len()]
+	o.keys = o.keys[:0]
+	if n := len(o.traced); n > 0 {
+		o.keys = o.keys[:o.traced[n-1].off+o.traced[n-1].n]
+	}
+	o.traced = append(o.traced, tracedWindow{off: len(o.keys), n: len(key), end: end})
+	o.keys = append(o.keys, key...)
 }
 
 // FlushIfFull passes the results on once there is a batch of them.
@@ -36,14 +70,26 @@ func (o *Out) Flush(ctx context.Context) error {
 	if o.Batch.Len() == 0 {
 		return nil
 	}
+	if o.Tracer != nil {
+		o.windows, o.origins = o.windows[:0], o.origins[:0]
+		for _, t := range o.traced[:o.Batch.Len()] {
+			o.windows = append(o.windows, abi.Record{Key: o.keys[t.off : t.off+t.n], Timestamp: t.end - 1})
+		}
+		for i := range o.windows {
+			o.origins = append(o.origins, &o.windows[i])
+		}
+		o.Tracer.Answers(o.origins)
+	}
 	err := o.Next.Process(ctx, o.Batch.Records)
 	o.Batch.Reset()
+	o.traced, o.keys = o.traced[:0], o.keys[:0]
 	return err
 }
 
 // EmitEntry emits a TagRecord entry of a grouped call: fields it does not
 // set are inherited, the key from the group and the timestamp window_end - 1.
 func (o *Out) EmitEntry(e *abi.Entry, key []byte, end int64) {
+	groupKey := key
 	ts := end - 1
 	if e.Flags&abi.HasKey != 0 {
 		key = e.Key
@@ -55,7 +101,8 @@ func (o *Out) EmitEntry(e *abi.Entry, key []byte, end int64) {
 	if e.Flags&abi.HasHeaders != 0 {
 		hs = e.Headers
 	}
-	o.Emit(key, e.Value, ts, hs)
+	o.trace(groupKey, end)
+	o.Batch.AppendParts(key, e.Value, ts, hs)
 }
 
 // EmitBuiltin emits a built-in aggregate's result:
@@ -71,7 +118,8 @@ func (o *Out) EmitBuiltin(key []byte, start, end int64, value []byte) {
 	b = append(b, value...)
 	b = append(b, '}')
 	o.scratch = b
-	o.Emit(key, b, end-1, nil)
+	o.trace(key, end)
+	o.Batch.AppendParts(key, b, end-1, nil)
 }
 
 // AppendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.

@@ -54,12 +54,24 @@ type ErrorPolicy struct {
 	DeadLetter Stage
 	Counts     *ErrorCounts
 	Log        *slog.Logger
-	headers    []abi.Header
-	batch      [1]abi.Record
+	// Report, when set, takes each failed record (after counting it) in
+	// place of what Mode does with it; Mode still decides whether a failed
+	// call is narrowed down to its failing inputs (Isolate). An error it
+	// returns fails the operator. rec is the failed input: for a record
+	// of the batch an operator's Process was given (record functions,
+	// process, watermark and session gap functions), a pointer into that
+	// batch. Jobs leave it nil; platform udf test prints failed records
+	// with it.
+	Report  func(ctx context.Context, rec *abi.Record, cause error) error
+	headers []abi.Header
+	batch   [1]abi.Record
 }
 
 func (p *ErrorPolicy) RecordFailed(ctx context.Context, rec *abi.Record, cause error) error {
 	p.Counts.UDFErrors.Add(1)
+	if p.Report != nil {
+		return p.Report(ctx, rec, cause)
+	}
 	switch p.Mode {
 	case OnErrorSkip:
 		p.Counts.Skipped.Add(1)

@@ -51,6 +51,13 @@ type Operator struct {
 	// fired collects due timers; collect is its bound appender.
 	fired   []watermark.Timer
 	collect func(watermark.Timer) error
+	// Clock is the processing time the frames carry; New sets
+	// operator.NowMillis.
+	Clock func() int64
+	// tracer is next when it is an operator.Tracer; inputs are then the
+	// inputs the records of out answer.
+	tracer operator.Tracer
+	inputs []*abi.Record
 }
 
 // failedInput is an input (record or timer) the function failed, with its
@@ -65,7 +72,8 @@ var errBatchFull = errors.New("timer batch full")
 
 func New(vertex string, call operator.GroupCall, onTimer *operator.GroupCall, keyed *state.Keyed, batchSize int, policy *operator.ErrorPolicy, next operator.Stage) *Operator {
 	op := &Operator{vertex: vertex, call: call, onTimer: onTimer, keyed: keyed, timers: watermark.NewTimerService(),
-		batchSize: batchSize, policy: policy, next: next, wm: abi.NoWatermark}
+		batchSize: batchSize, policy: policy, next: next, wm: abi.NoWatermark, Clock: operator.NowMillis}
+	op.tracer, _ = next.(operator.Tracer)
 	op.env = operator.NewKeyedEnv(keyed, op.timers)
 	op.call.Env = &op.env
 	if onTimer != nil {
@@ -116,7 +124,7 @@ func (op *Operator) chunk(ctx context.Context, recs []abi.Record) error {
 	for _, i := range op.sorter.order {
 		op.sorted = append(op.sorted, recs[i])
 	}
-	op.call.Begin(abi.OpNone, op.wm, operator.NowMillis())
+	op.call.Begin(abi.OpNone, op.wm, op.Clock())
 	op.env.Begin()
 	for start := 0; start < len(op.sorted); {
 		end := start + 1
@@ -128,13 +136,16 @@ func (op *Operator) chunk(ctx context.Context, recs []abi.Record) error {
 		op.call.Add(&abi.GroupHead{Key: key}, op.sorted[start:end])
 		start = end
 	}
-	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
+	op.out, op.headers, op.failed, op.inputs = op.out[:0], op.headers[:0], op.failed[:0], op.inputs[:0]
 	op.answer.Reset("record")
 	err := op.call.Run(ctx, true, func(e *abi.Entry) error {
 		return op.answered(e, &op.call, "process", op.sorted)
 	})
 	if err != nil {
 		return op.failure(err)
+	}
+	if op.tracer != nil {
+		op.tracer.Answers(op.inputs)
 	}
 	if err := op.next.Process(ctx, op.out); err != nil {
 		return err
@@ -159,11 +170,27 @@ func (op *Operator) answered(e *abi.Entry, g *operator.GroupCall, kind string, i
 	switch verdict {
 	case operator.Fail:
 		op.out = op.out[:op.inputStart]
+		if op.tracer != nil {
+			op.inputs = op.inputs[:op.inputStart]
+		}
 		op.failed = append(op.failed, failedInput{e.Index, string(e.Message)})
 	case operator.Emit:
 		op.out = append(op.out, op.emitted(&inputs[e.Index], e))
+		if op.tracer != nil {
+			op.inputs = append(op.inputs, op.input(kind, inputs, e.Index))
+		}
 	}
 	return nil
+}
+
+// input is input i of a call: for a process call, the record in the batch
+// Process was given (inputs holds copies of them, in key order); for an
+// on_timer call, the timer in inputs.
+func (op *Operator) input(kind string, inputs []abi.Record, i uint32) *abi.Record {
+	if kind == "process" {
+		return &op.sorter.recs[op.sorter.order[i]]
+	}
+	return &inputs[i]
 }
 
 // emitted builds a record entry's record over the one it inherits from.
@@ -182,7 +209,7 @@ func (op *Operator) emitted(base *abi.Record, e *abi.Entry) abi.Record {
 func (op *Operator) reportFailed(ctx context.Context, inputs []abi.Record, what string, g *operator.GroupCall) error {
 	for _, f := range op.failed {
 		cause := fmt.Errorf("udf[%s] function[%s]: %s", g.Module, g.Function, f.msg)
-		if err := op.policy.RecordFailed(ctx, &inputs[f.index], cause); err != nil {
+		if err := op.policy.RecordFailed(ctx, op.input(what, inputs, f.index), cause); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
@@ -239,7 +266,7 @@ func (op *Operator) callTimers(ctx context.Context, domain abi.TimeDomain) error
 	if g == nil {
 		return fmt.Errorf("operator[%s]: %d timers fired and the operator has no on_timer function", op.vertex, len(op.fired))
 	}
-	g.Begin(abi.OpNone, op.wm, operator.NowMillis())
+	g.Begin(abi.OpNone, op.wm, op.Clock())
 	op.env.Begin()
 	op.sorted = op.sorted[:0]
 	for _, t := range op.fired {
@@ -247,7 +274,7 @@ func (op *Operator) callTimers(ctx context.Context, domain abi.TimeDomain) error
 		g.Add(&abi.GroupHead{Flags: abi.GroupTimer, Key: t.Key, TimerTime: t.Timestamp, TimerDomain: domain}, nil)
 		op.sorted = append(op.sorted, abi.Record{Key: t.Key, Timestamp: t.Timestamp})
 	}
-	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
+	op.out, op.headers, op.failed, op.inputs = op.out[:0], op.headers[:0], op.failed[:0], op.inputs[:0]
 	op.answer.Reset("timer")
 	err := g.Run(ctx, false, func(e *abi.Entry) error {
 		return op.answered(e, g, "on_timer", op.sorted)
@@ -255,11 +282,19 @@ func (op *Operator) callTimers(ctx context.Context, domain abi.TimeDomain) error
 	if err != nil {
 		return op.failure(err)
 	}
+	if op.tracer != nil {
+		op.tracer.Answers(op.inputs)
+	}
 	if err := op.next.Process(ctx, op.out); err != nil {
 		return err
 	}
 	return op.reportFailed(ctx, op.sorted, "on_timer", g)
 }
+
+// Timers lists the domain's registered timers in firing order. The slices
+// view the operator's own bytes: they are valid until it next processes,
+// advances or ticks. platform udf test prints them after a run.
+func (op *Operator) Timers(d abi.TimeDomain) []watermark.Timer { return op.timers.Timers(d) }
 
 func (op *Operator) Finish(ctx context.Context) error { return op.next.Finish(ctx) }
 

@@ -29,13 +29,18 @@ type wasmOp struct {
 	answer  operator.Answer
 	out     []abi.Record
 	headers []abi.Header
+	// tracer is next when it is an operator.Tracer; inputs are then the
+	// inputs the records of out answer.
+	tracer operator.Tracer
+	inputs []*abi.Record
 }
 
 // NewFunction runs record function fn (its index in the module's
 // self-description, a map, filter, flat_map, key or timestamp function) of
 // module on guest, in calls of at most batchSize records, in front of next.
 func NewFunction(kind abi.Kind, module, function string, fn int, guest operator.Caller, batchSize int, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {
-	return &wasmOp{kind: kind, module: module, function: function, fn: fn, pool: guest, batchSize: batchSize, policy: policy, next: next}
+	tracer, _ := next.(operator.Tracer)
+	return &wasmOp{kind: kind, module: module, function: function, fn: fn, pool: guest, batchSize: batchSize, policy: policy, next: next, tracer: tracer}
 }
 
 func (o *wasmOp) Process(ctx context.Context, recs []abi.Record) error {
@@ -58,6 +63,9 @@ func (o *wasmOp) processChunk(ctx context.Context, recs []abi.Record) error {
 			if err := o.call(ctx, recs[lo:hi]); err != nil {
 				return err
 			}
+			if o.tracer != nil {
+				o.tracer.Answers(o.inputs)
+			}
 			return o.next.Process(ctx, o.out)
 		},
 		func(i int, err error) error { return o.policy.RecordFailed(ctx, &recs[i], err) })
@@ -76,6 +84,7 @@ func (o *wasmOp) call(ctx context.Context, recs []abi.Record) error {
 	}
 	o.out = o.out[:0]
 	o.headers = o.headers[:0]
+	o.inputs = o.inputs[:0]
 	var failed []int
 	o.answer.Reset("input")
 	indexStart, indexEntries, distinct := 0, 0, 0
@@ -99,12 +108,18 @@ func (o *wasmOp) call(ctx context.Context, recs []abi.Record) error {
 		switch verdict {
 		case operator.Fail:
 			o.out = o.out[:indexStart]
+			if o.tracer != nil {
+				o.inputs = o.inputs[:indexStart]
+			}
 			failed = append(failed, int(e.Index))
 		case operator.Emit:
 			if indexEntries++; onePerInput && indexEntries > 1 {
 				return o.badOutput(fmt.Errorf("%s function wrote %d entries for input %d", o.kind, indexEntries, e.Index))
 			}
 			o.out = append(o.out, o.merge(&recs[e.Index], e))
+			if o.tracer != nil {
+				o.inputs = append(o.inputs, &recs[e.Index])
+			}
 		}
 	}
 	if err := o.reader.Err(); err != nil {

@@ -32,6 +32,14 @@ type Config struct {
 	States int
 	// Join makes the operator a window Join of two inputs.
 	Join *JoinConfig
+	// Clock is the processing time: what processing-time windows follow
+	// and what frames carry. nil means operator.NowMillis.
+	Clock func() int64
+	// Clearing, when set with State, is called just before the per-window
+	// state of key's window [start, end) is cleared, with State set to that
+	// key and window. Jobs leave it nil; platform udf test reads the state
+	// there to print it.
+	Clearing func(key []byte, start, end int64) error
 }
 
 // JoinConfig is what a window join adds: which input a batch comes from,
@@ -45,12 +53,16 @@ type JoinConfig struct {
 func New(cfg Config) *Operator {
 	wp := cfg.Plan
 	out := &operator.Out{Max: cfg.BatchSize, Next: cfg.Next}
+	out.Tracer, _ = cfg.Next.(operator.Tracer)
 	w := newWindowOp(cfg.Vertex, wp, cfg.LateCount, cfg.Policy, out, cfg.Late)
+	if cfg.Clock != nil {
+		w.clock = cfg.Clock
+	}
 	runner := func(kind abi.Kind) *operator.GroupRunner {
 		if cfg.Fn == nil {
 			return nil
 		}
-		return &operator.GroupRunner{Kind: kind, MaxGroups: cfg.BatchSize, Policy: cfg.Policy, Out: out, Call: *cfg.Fn}
+		return &operator.GroupRunner{Kind: kind, MaxGroups: cfg.BatchSize, Policy: cfg.Policy, Out: out, Call: *cfg.Fn, Clock: w.clock}
 	}
 	switch {
 	case cfg.Join != nil:
@@ -66,6 +78,7 @@ func New(cfg Config) *Operator {
 		var st *windowState
 		if cfg.State != nil {
 			st = newWindowState(cfg.State, cfg.States, wp)
+			st.clearing = cfg.Clearing
 			pc.State, pc.Call.Env, w.state = st, &st.env, st
 		}
 		w.fn = &udfProcessFunc{call: pc, store: w.store, out: out, policy: cfg.Policy, wm: &w.wm, state: st}

@@ -207,6 +207,12 @@ func (w *Operator) dropSessions() {
 	w.drops = w.drops[:0]
 }
 
+// SessionGaps are the gaps the session_gap function gave the records of the
+// last batch, by position, in milliseconds: negative for a record it
+// failed. They are valid until the next batch. platform udf test prints
+// them.
+func (w *Operator) SessionGaps() []int64 { return w.gaps }
+
 // sessionGaps calls the session_gap function over the batch: one group per
 // run of records with the same key, one call. A record the function fails
 // goes through on_udf_error and gets gap 0 (it is skipped).
@@ -217,7 +223,7 @@ func (w *Operator) sessionGaps(ctx context.Context, recs []abi.Record) error {
 	}
 	w.gaps = w.gaps[:len(recs)]
 	clear(w.gaps)
-	g.Begin(abi.OpNone, w.wm, operator.NowMillis())
+	g.Begin(abi.OpNone, w.wm, w.clock())
 	var head abi.GroupHead
 	for lo := 0; lo < len(recs); {
 		key := w.keyOf(&recs[lo])

@@ -38,6 +38,9 @@ type windowState struct {
 	// purge is clearWindow, bound once so that passing it does not
 	// allocate.
 	purge func(watermark.Timer) error
+	// clearing, when set, is told of each window about to be cleared
+	// (Config.Clearing).
+	clearing func(key []byte, start, end int64) error
 }
 
 // windowNamespaceLen is the length of a window's namespace.
@@ -94,6 +97,13 @@ func (s *windowState) clearWindow(t watermark.Timer) error {
 		return err
 	}
 	s.keyed.SetNamespace(t.Namespace)
+	if s.clearing != nil {
+		start := int64(binary.BigEndian.Uint64(t.Namespace) ^ 1<<63)
+		end := int64(binary.BigEndian.Uint64(t.Namespace[8:]) ^ 1<<63)
+		if err := s.clearing(t.Key, start, end); err != nil {
+			return err
+		}
+	}
 	for id := range s.states {
 		if err := s.keyed.Clear(id); err != nil {
 			return err
