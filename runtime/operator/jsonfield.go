@@ -3,6 +3,7 @@ package operator
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -266,8 +267,10 @@ func hexRune(b []byte) (r rune, n int, err error) {
 }
 
 // ParseTimestamp reads an event time in milliseconds from a JSON field value:
-// an integer number of milliseconds (a fraction is truncated), or an RFC 3339
-// string.
+// an integer number of milliseconds, or an RFC 3339 string. Integers are read
+// exactly over the whole int64 range; one outside it is an error. A number
+// with a fraction is truncated toward zero, its integer part read exactly; a
+// number with an exponent is read as a float64 and truncated.
 func ParseTimestamp(v []byte, isString bool) (int64, error) {
 	if isString {
 		t, err := time.Parse(time.RFC3339Nano, string(v))
@@ -279,33 +282,100 @@ func ParseTimestamp(v []byte, isString bool) (int64, error) {
 	if n, ok := ParseInt(v); ok {
 		return n, nil
 	}
+	if whole, ok := decimalInt(v); ok {
+		if n, ok := ParseInt(whole); ok {
+			return n, nil
+		}
+		return 0, errTimestampRange(v)
+	}
 	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || f != f || f > 9.2e18 || f < -9.2e18 {
+	if err != nil || f != f {
 		return 0, fmt.Errorf("timestamp %s: want milliseconds or RFC 3339", v)
+	}
+	// -2^63 is an int64, 2^63 is not; both are float64s.
+	if f < -(1<<63) || f >= 1<<63 {
+		return 0, errTimestampRange(v)
 	}
 	return int64(f), nil
 }
 
-// ParseInt parses a decimal integer without allocating; ok is false for
-// anything else, including overflow.
+func errTimestampRange(v []byte) error {
+	return fmt.Errorf("timestamp %s: out of range: milliseconds must be from %d to %d", v, int64(math.MinInt64), int64(math.MaxInt64))
+}
+
+// decimalInt returns the integer part of a number written -?digits or
+// -?digits.digits (at least one digit on each side of the point), which is
+// then the number truncated toward zero; ok is false for anything else.
+func decimalInt(b []byte) (whole []byte, ok bool) {
+	i := 0
+	if len(b) > 0 && b[0] == '-' {
+		i = 1
+	}
+	digits := i
+	for digits < len(b) && b[digits] >= '0' && b[digits] <= '9' {
+		digits++
+	}
+	if digits == i {
+		return nil, false
+	}
+	if digits == len(b) {
+		return b, true
+	}
+	if b[digits] != '.' || digits+1 == len(b) {
+		return nil, false
+	}
+	for _, c := range b[digits+1:] {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	if i == 1 && allZero(b[1:digits]) {
+		// -0.5 truncates to 0.
+		return b[1:digits], true
+	}
+	return b[:digits], true
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != '0' {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseInt parses a decimal integer (an optional '-' and digits) in the
+// int64 range without allocating; ok is false for anything else, including
+// a value out of the range.
 func ParseInt(b []byte) (n int64, ok bool) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
 	}
-	if len(b) == 0 || len(b) > 18 {
+	if len(b) == 0 {
 		return 0, false
 	}
+	// limit is the magnitude of the range's end on this side.
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++
+	}
+	var u uint64
 	for _, c := range b {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		n = n*10 + int64(c-'0')
+		d := uint64(c - '0')
+		if u > (limit-d)/10 {
+			return 0, false
+		}
+		u = u*10 + d
 	}
 	if neg {
-		n = -n
+		return int64(-u), true
 	}
-	return n, true
+	return int64(u), true
 }
 
 func isNumberByte(c byte) bool {

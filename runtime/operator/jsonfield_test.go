@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"testing"
 	"unicode/utf8"
 )
@@ -68,6 +69,35 @@ func TestParseTimestamp(t *testing.T) {
 		{v: "2023-11-14T23:13:20.5+01:00", isString: true, want: 1700000000500},
 		{v: "yesterday", isString: true, err: true},
 		{v: "true", err: true},
+		// Integers are exact over the whole int64 range, 19 digits too.
+		{v: "123456789012345678", want: 123456789012345678},
+		{v: "1234567890123456789", want: 1234567890123456789},
+		{v: "9007199254740993", want: 9007199254740993},
+		{v: "9223372036854775806", want: math.MaxInt64 - 1},
+		{v: "9223372036854775807", want: math.MaxInt64},
+		{v: "-9223372036854775807", want: math.MinInt64 + 1},
+		{v: "-9223372036854775808", want: math.MinInt64},
+		{v: "-1234567890123456789", want: -1234567890123456789},
+		{v: "0", want: 0},
+		{v: "-0", want: 0},
+		{v: "9223372036854775808", err: true},
+		{v: "-9223372036854775809", err: true},
+		{v: "10000000000000000000", err: true},
+		{v: "99999999999999999999", err: true},
+		{v: "-", err: true},
+		// A fraction is truncated toward zero, the integer part exact.
+		{v: "9223372036854775807.9", want: math.MaxInt64},
+		{v: "-9223372036854775808.9", want: math.MinInt64},
+		{v: "1234567890123456789.5", want: 1234567890123456789},
+		{v: "-1.5", want: -1},
+		{v: "-0.5", want: 0},
+		{v: "9223372036854775808.0", err: true},
+		// An exponent goes through float64: exact where float64 is.
+		{v: "1.7e12", want: 1700000000000},
+		{v: "-9.223372036854775808e18", want: math.MinInt64},
+		{v: "9.223372036854775807e18", err: true},
+		{v: "1e19", err: true},
+		{v: "1e400", err: true},
 	}
 	for _, tt := range tests {
 		got, err := ParseTimestamp([]byte(tt.v), tt.isString)
@@ -152,4 +182,69 @@ func firstField(data []byte, name string) (raw json.RawMessage, found, isObject 
 		}
 	}
 	return nil, false, true
+}
+
+// TestParseTimestampOutOfRange checks that an integer outside the int64
+// range is refused with an error that says so.
+func TestParseTimestampOutOfRange(t *testing.T) {
+	for _, v := range []string{"9223372036854775808", "-9223372036854775809", "12345678901234567890123", "9223372036854775808.5", "1e19"} {
+		_, err := ParseTimestamp([]byte(v), false)
+		want := "timestamp " + v + ": out of range: milliseconds must be from -9223372036854775808 to 9223372036854775807"
+		if err == nil || err.Error() != want {
+			t.Errorf("ParseTimestamp(%s): %v, want %q", v, err, want)
+		}
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	tests := []struct {
+		v    string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true},
+		{"42", 42, true},
+		{"-42", -42, true},
+		{"9223372036854775807", math.MaxInt64, true},
+		{"-9223372036854775808", math.MinInt64, true},
+		{"09223372036854775807", math.MaxInt64, true},
+		{"9223372036854775808", 0, false},
+		{"-9223372036854775809", 0, false},
+		{"18446744073709551616", 0, false},
+		{"", 0, false},
+		{"-", 0, false},
+		{"1.5", 0, false},
+		{"+1", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseInt([]byte(tt.v))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseInt(%q) = %d, %v; want %d, %v", tt.v, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestAddTimeSaturates(t *testing.T) {
+	tests := []struct {
+		a, b, add, sub int64
+	}{
+		{1, 2, 3, -1},
+		{math.MaxInt64, 0, math.MaxInt64, math.MaxInt64},
+		{math.MaxInt64 - 1, 1, math.MaxInt64, math.MaxInt64 - 2},
+		{math.MaxInt64 - 1, 2, math.MaxInt64, math.MaxInt64 - 3},
+		{math.MaxInt64, 3600000, math.MaxInt64, math.MaxInt64 - 3600000},
+		{math.MinInt64, -1, math.MinInt64, math.MinInt64 + 1},
+		{math.MinInt64 + 1, 1, math.MinInt64 + 2, math.MinInt64},
+		{math.MinInt64, 5, math.MinInt64 + 5, math.MinInt64},
+		{math.MaxInt64, math.MinInt64, -1, math.MaxInt64},
+		{-5, math.MaxInt64, math.MaxInt64 - 5, math.MinInt64},
+	}
+	for _, tt := range tests {
+		if got := AddTime(tt.a, tt.b); got != tt.add {
+			t.Errorf("AddTime(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.add)
+		}
+		if got := SubTime(tt.a, tt.b); got != tt.sub {
+			t.Errorf("SubTime(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.sub)
+		}
+	}
 }

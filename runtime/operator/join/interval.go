@@ -26,8 +26,10 @@ type joinRec struct {
 // side's records stay buffered until the watermark passes the last time a
 // record of the other side could still match them, so its state is bounded
 // by the rate of input times the interval (plus the allowed lateness). A
-// record is late when its time plus the allowed lateness is at or below the
-// watermark; late records go to the late output instead of being joined.
+// record is late when its time plus the allowed lateness is below the
+// watermark (Flink's IntervalJoinOperator: timestamp < watermark); late
+// records go to the late output instead of being joined. Times computed from
+// a record's (bounds, expiries) are capped to the int64 range.
 type Interval struct {
 	vertex string
 	plan   *plan.Join
@@ -94,12 +96,22 @@ func newIntervalJoin(vertex string, jp *plan.Join, inputs *operator.Inputs, limi
 }
 
 // expiry is the watermark at which a record of a side at time ts can no
-// longer meet a record of the other side that is not late.
+// longer meet a record of the other side that is not late: the first
+// watermark above the latest time of a match plus the allowed lateness. A
+// record whose expiry would pass the int64 range expires at the end of
+// input.
 func (j *Interval) expiry(side int, ts int64) int64 {
-	if side == 0 {
-		return ts + j.plan.Upper + j.plan.Lateness
+	latest := operator.AddTime(ts, j.plan.Upper)
+	if side == 1 {
+		latest = operator.SubTime(ts, j.plan.Lower)
 	}
-	return ts - j.plan.Lower + j.plan.Lateness
+	return operator.AddTime(operator.AddTime(latest, j.plan.Lateness), 1)
+}
+
+// isLate reports whether a record at ts is too late to join: below the
+// watermark by more than the allowed lateness.
+func (j *Interval) isLate(ts int64) bool {
+	return operator.AddTime(ts, j.plan.Lateness) < j.wm
 }
 
 func (j *Interval) Process(ctx context.Context, recs []abi.Record) error {
@@ -109,7 +121,7 @@ func (j *Interval) Process(ctx context.Context, recs []abi.Record) error {
 	}
 	for i := range recs {
 		rec := &recs[i]
-		if rec.Timestamp+j.plan.Lateness <= j.wm {
+		if j.isLate(rec.Timestamp) {
 			j.LateCount.Add(1)
 			if j.Late != nil {
 				j.lateRecs = append(j.lateRecs, *rec)
@@ -143,9 +155,9 @@ func (j *Interval) Process(ctx context.Context, recs []abi.Record) error {
 // add joins a record with the other side's buffered records and buffers it
 // while it can still match.
 func (j *Interval) add(side int, rec *abi.Record) error {
-	lo, hi := rec.Timestamp+j.plan.Lower, rec.Timestamp+j.plan.Upper
+	lo, hi := operator.AddTime(rec.Timestamp, j.plan.Lower), operator.AddTime(rec.Timestamp, j.plan.Upper)
 	if side == 1 {
-		lo, hi = rec.Timestamp-j.plan.Upper, rec.Timestamp-j.plan.Lower
+		lo, hi = operator.SubTime(rec.Timestamp, j.plan.Upper), operator.SubTime(rec.Timestamp, j.plan.Lower)
 	}
 	if other := j.sides[1-side][string(rec.Key)]; other != nil {
 		begun := false

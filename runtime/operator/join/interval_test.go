@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,11 +87,13 @@ func TestIntervalJoinGolden(t *testing.T) {
 			},
 		},
 		{
-			name:     "records at or below the watermark are late on either side",
-			plan:     plan.Join{Interval: true, Lower: -5, Upper: 5},
-			steps:    []optest.JoinStep{"L a@10 1", "wm 10", "R a@10 2; a@11 3", "L a@9 4", "wm max"},
-			want:     []string{"wm 10", `a@11 {"key":"a","left":1,"right":3}`, "wm max"},
-			wantLate: []string{"wm 10", "a@10 2", "a@9 4", "wm max"},
+			name:  "records below the watermark are late on either side, at it are not",
+			plan:  plan.Join{Interval: true, Lower: -5, Upper: 5},
+			steps: []optest.JoinStep{"L a@10 1", "wm 10", "R a@10 2; a@11 3; a@9 5", "L a@9 4", "wm max"},
+			want: []string{"wm 10",
+				`a@10 {"key":"a","left":1,"right":2}`,
+				`a@11 {"key":"a","left":1,"right":3}`, "wm max"},
+			wantLate: []string{"wm 10", "a@9 5", "a@9 4", "wm max"},
 			lateN:    2,
 		},
 		{
@@ -162,13 +165,14 @@ func TestIntervalJoinStateBounded(t *testing.T) {
 		l, r := j.buffered()
 		maxLeft, maxRight, maxUsed = max(maxLeft, l), max(maxRight, r), max(maxUsed, j.used)
 	}
-	// A left record at t lives while the watermark is below t+5 and a right
-	// one while it is below t+5: with the watermark at ts-1 that is the
-	// times ts-5 .. ts, six per key.
-	if maxLeft != 6*keys || maxRight != 6*keys {
-		t.Errorf("buffered at most %d left and %d right records, want %d each", maxLeft, maxRight, 6*keys)
+	// A left record at t lives while the watermark is at or below t+5 (a
+	// right record at t+5 is not late until the watermark passes it), and
+	// a right one likewise: with the watermark at ts-1 that is the times
+	// ts-6 .. ts, seven per key.
+	if maxLeft != 7*keys || maxRight != 7*keys {
+		t.Errorf("buffered at most %d left and %d right records, want %d each", maxLeft, maxRight, 7*keys)
 	}
-	if want := int64(12 * keys * (5 + 1 + joinRecOverhead)); maxUsed != want {
+	if want := int64(14 * keys * (5 + 1 + joinRecOverhead)); maxUsed != want {
 		t.Errorf("used at most %d bytes, want %d", maxUsed, want)
 	}
 	// Each right record meets the left records of times ts-5 .. ts+5 of its
@@ -218,4 +222,188 @@ func (j *Interval) buffered() (left, right int) {
 		right += len(k.recs)
 	}
 	return left, right
+}
+
+// TestIntervalJoinLatenessBoundary checks both sides at the lateness bound:
+// with the watermark at 100, a record at 100 - allowed lateness + delta is
+// late exactly when delta < 0 (timestamp + lateness < watermark), and a
+// record that is not late still meets every buffered record of the other
+// side in its interval, including one whose last possible match is exactly
+// at the bound.
+func TestIntervalJoinLatenessBoundary(t *testing.T) {
+	const wm = 100
+	for _, side := range []string{"L", "R"} {
+		other := map[string]string{"L": "R", "R": "L"}[side]
+		for _, lateness := range []int64{0, 5} {
+			for _, delta := range []int64{-1, 0, 1} {
+				ts := wm - lateness + delta
+				t.Run(fmt.Sprintf("%s lateness %d at %d", side, lateness, ts), func(t *testing.T) {
+					// The other side's record at ts is buffered before the
+					// watermark; an interval of [0, 0] makes ts its last
+					// possible match, so it must stay until the watermark
+					// passes ts + lateness.
+					jp := plan.Join{Interval: true, Lower: 0, Upper: 0, Lateness: lateness}
+					steps := []optest.JoinStep{
+						optest.JoinStep(fmt.Sprintf("%s a@%d o", other, ts)),
+						optest.JoinStep(fmt.Sprintf("wm %d", wm)),
+						optest.JoinStep(fmt.Sprintf("%s a@%d p", side, ts)),
+						"wm max",
+					}
+					wantOut, wantLate := []string{fmt.Sprintf("wm %d", wm)}, []string{fmt.Sprintf("wm %d", wm)}
+					var lateN int64
+					if delta < 0 {
+						wantLate = append(wantLate, fmt.Sprintf("a@%d p", ts))
+						lateN = 1
+					} else {
+						left, right := "o", "p"
+						if side == "L" {
+							left, right = "p", "o"
+						}
+						wantOut = append(wantOut, fmt.Sprintf(`a@%d {"key":"a","left":%s,"right":%s}`, ts, left, right))
+					}
+					wantOut, wantLate = append(wantOut, "wm max"), append(wantLate, "wm max")
+					out, late := &optest.Tape{}, &optest.Tape{}
+					j, c := testIntervalJoin(&jp, 1<<20, out, late)
+					for _, st := range steps {
+						if err := st.Apply(context.Background(), j, j.inputs); err != nil {
+							t.Fatalf("%s: %v", st, err)
+						}
+					}
+					optest.CheckLines(t, "output", out.Lines, wantOut)
+					optest.CheckLines(t, "late", late.Lines, wantLate)
+					if got := c.late.Load(); got != lateN {
+						t.Errorf("late count = %d, want %d", got, lateN)
+					}
+					if l, r := j.buffered(); l != 0 || r != 0 || j.used != 0 {
+						t.Errorf("after the last watermark: %d left, %d right, %d bytes; want none", l, r, j.used)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestIntervalJoinExpiryBoundary checks when buffered records are dropped:
+// a left record at t stays until the watermark passes t + upper + allowed
+// lateness, a right one until it passes t - lower + allowed lateness, and
+// not a step longer.
+func TestIntervalJoinExpiryBoundary(t *testing.T) {
+	tests := []struct {
+		name string
+		plan plan.Join
+		// side and ts are the buffered record; expires the first watermark
+		// that drops it.
+		side    int
+		ts      int64
+		expires int64
+	}{
+		{name: "left, no lateness", plan: plan.Join{Interval: true, Lower: -5, Upper: 3}, side: 0, ts: 10, expires: 14},
+		{name: "left, lateness", plan: plan.Join{Interval: true, Lower: -5, Upper: 3, Lateness: 4}, side: 0, ts: 10, expires: 18},
+		{name: "right, no lateness", plan: plan.Join{Interval: true, Lower: -5, Upper: 3}, side: 1, ts: 10, expires: 16},
+		{name: "right, lateness", plan: plan.Join{Interval: true, Lower: -5, Upper: 3, Lateness: 4}, side: 1, ts: 10, expires: 20},
+		{name: "left, negative upper", plan: plan.Join{Interval: true, Lower: -5, Upper: -2}, side: 0, ts: 10, expires: 9},
+		{name: "left near the end of time", plan: plan.Join{Interval: true, Lower: -5, Upper: 3, Lateness: 4}, side: 0, ts: math.MaxInt64 - 5, expires: math.MaxInt64},
+		{name: "right near the end of time", plan: plan.Join{Interval: true, Lower: -5, Upper: 3}, side: 1, ts: math.MaxInt64 - 2, expires: math.MaxInt64},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j, _ := testIntervalJoin(&tc.plan, 1<<20, &optest.Tape{}, &optest.Tape{})
+			ctx := context.Background()
+			if tc.expires <= tc.ts-10 {
+				t.Fatal("bad case")
+			}
+			// Start the watermark below the record so that it is buffered.
+			if err := j.Advance(ctx, tc.ts-10); err != nil {
+				t.Fatal(err)
+			}
+			j.inputs.From(tc.side)
+			if err := j.Process(ctx, []abi.Record{{Key: []byte("a"), Value: []byte("1"), Timestamp: tc.ts}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := j.expiry(tc.side, tc.ts); got != tc.expires {
+				t.Errorf("expiry %d, want %d", got, tc.expires)
+			}
+			if err := j.Advance(ctx, tc.expires-1); err != nil {
+				t.Fatal(err)
+			}
+			if l, r := j.buffered(); l+r != 1 {
+				t.Fatalf("at watermark %d: %d left, %d right buffered, want the record", tc.expires-1, l, r)
+			}
+			if err := j.Advance(ctx, tc.expires); err != nil {
+				t.Fatal(err)
+			}
+			if l, r := j.buffered(); l+r != 0 || j.used != 0 {
+				t.Fatalf("at watermark %d: %d left, %d right buffered (%d bytes), want none", tc.expires, l, r, j.used)
+			}
+		})
+	}
+}
+
+// TestIntervalJoinInt64Limits joins records at the ends of the int64 range:
+// interval bounds and expiries are capped instead of wrapping around, so
+// records meet and are dropped at the end of input.
+func TestIntervalJoinInt64Limits(t *testing.T) {
+	const maxTs, minTs = math.MaxInt64, math.MinInt64
+	tests := []struct {
+		name  string
+		plan  plan.Join
+		steps []optest.JoinStep
+		want  []string
+		late  []string
+	}{
+		{
+			name: "at the top, with lateness",
+			plan: plan.Join{Interval: true, Lower: -5, Upper: 10, Lateness: 1000},
+			steps: []optest.JoinStep{
+				optest.JoinStep(fmt.Sprintf("L a@%d l1", int64(maxTs-3))),
+				optest.JoinStep(fmt.Sprintf("R a@%d r1; a@%d r2", int64(maxTs), int64(maxTs-8))),
+				optest.JoinStep(fmt.Sprintf("wm %d", int64(maxTs-1))),
+				optest.JoinStep(fmt.Sprintf("L a@%d l2", int64(maxTs))),
+				"wm max",
+			},
+			want: []string{
+				fmt.Sprintf(`a@%d {"key":"a","left":l1,"right":r1}`, int64(maxTs)),
+				fmt.Sprintf(`a@%d {"key":"a","left":l1,"right":r2}`, int64(maxTs-3)),
+				fmt.Sprintf("wm %d", int64(maxTs-1)),
+				fmt.Sprintf(`a@%d {"key":"a","left":l2,"right":r1}`, int64(maxTs)),
+				"wm max",
+			},
+			late: []string{fmt.Sprintf("wm %d", int64(maxTs-1)), "wm max"},
+		},
+		{
+			name: "at the bottom",
+			plan: plan.Join{Interval: true, Lower: -5, Upper: 10},
+			steps: []optest.JoinStep{
+				optest.JoinStep(fmt.Sprintf("R a@%d r1", int64(minTs))),
+				optest.JoinStep(fmt.Sprintf("L a@%d l1; a@%d l2", int64(minTs), int64(minTs+5))),
+				optest.JoinStep(fmt.Sprintf("wm %d", int64(minTs+6))),
+				optest.JoinStep(fmt.Sprintf("R a@%d r2; a@%d r3", int64(minTs+5), int64(minTs+4))),
+				"wm max",
+			},
+			want: []string{
+				fmt.Sprintf(`a@%d {"key":"a","left":l1,"right":r1}`, int64(minTs)),
+				fmt.Sprintf(`a@%d {"key":"a","left":l2,"right":r1}`, int64(minTs+5)),
+				fmt.Sprintf("wm %d", int64(minTs+6)),
+				"wm max",
+			},
+			late: []string{fmt.Sprintf("wm %d", int64(minTs+6)),
+				fmt.Sprintf("a@%d r2", int64(minTs+5)), fmt.Sprintf("a@%d r3", int64(minTs+4)), "wm max"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, late := &optest.Tape{}, &optest.Tape{}
+			j, _ := testIntervalJoin(&tc.plan, 1<<20, out, late)
+			for _, st := range tc.steps {
+				if err := st.Apply(context.Background(), j, j.inputs); err != nil {
+					t.Fatalf("%s: %v", st, err)
+				}
+			}
+			optest.CheckLines(t, "output", out.Lines, tc.want)
+			optest.CheckLines(t, "late", late.Lines, tc.late)
+			if l, r := j.buffered(); l != 0 || r != 0 || j.used != 0 {
+				t.Errorf("after the last watermark: %d left, %d right, %d bytes; want none", l, r, j.used)
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
 )
 
 // Count windows, by arrival per key, as Flink's countWindow: a tumbling
@@ -11,7 +12,7 @@ import (
 // them; a sliding one (count, count_slide) fires every count_slide records
 // with the last count records (fewer at first). Records are kept once, in
 // panes of gcd(count, count_slide) records. A window's bounds are its
-// records' least timestamp and greatest timestamp + 1. A count window that
+// records' least timestamp and greatest timestamp + 1 (at most math.MaxInt64). A count window that
 // never fills is not emitted, also at the end of input; count windows have
 // no late records.
 
@@ -30,7 +31,7 @@ func (w *Operator) processCount(ctx context.Context, recs []abi.Record) error {
 		if n := len(ks.slots); n > 0 && ks.slots[n-1].n < pane {
 			s = ks.slots[n-1]
 		} else {
-			s = w.store.newSlot(rec.Timestamp, rec.Timestamp+1)
+			s = w.store.newSlot(rec.Timestamp, operator.AddTime(rec.Timestamp, 1))
 			ks.slots = append(ks.slots, s)
 			if len(ks.slots) > keep {
 				w.dropSlot(ks, ks.slots[0])
@@ -43,7 +44,7 @@ func (w *Operator) processCount(ctx context.Context, recs []abi.Record) error {
 		if s.n == before {
 			continue
 		}
-		s.start, s.end = min(s.start, rec.Timestamp), max(s.end, rec.Timestamp+1)
+		s.start, s.end = min(s.start, rec.Timestamp), max(s.end, operator.AddTime(rec.Timestamp, 1))
 		if s.n < pane {
 			continue
 		}

@@ -14,9 +14,12 @@ import (
 )
 
 // Timer namespaces of a window operator: the first byte says what a timer
-// does, the rest which window or pane (8 bytes, big-endian so that byte
-// order is time order). Fire sorts before clean at the same timestamp, so a
-// window is emitted before its contents are dropped.
+// does, the rest which window or pane (big-endian so that byte order is time
+// order): a pane's cleanup and a session's timers name a start or an end (8
+// bytes), a time window's firing both its start and its end (16 bytes), as
+// windows clipped at either end of the int64 range may share one of them.
+// Fire sorts before clean at the same timestamp, so a window is emitted
+// before its contents are dropped.
 const (
 	timerFire  byte = 0
 	timerClean byte = 1
@@ -54,6 +57,9 @@ type Operator struct {
 	lastTick int64
 	clock    func() int64
 	pane     int64
+	// fireSeq numbers the firing timers of time windows; a key's fired
+	// holds the number of the last one it joined.
+	fireSeq int64
 	// panes lists, per pane start, the keys holding that pane.
 	panes     map[int64][]*keyState
 	freeLists [][]*keyState
@@ -63,7 +69,7 @@ type Operator struct {
 	fs       []firing
 	slotBuf  []*slot
 	cleans   []int64
-	ns       [9]byte
+	ns       [17]byte
 	// Sessions and count windows.
 	overlap []*slot
 	gaps    []int64
@@ -120,11 +126,47 @@ func (w *Operator) keyOf(rec *abi.Record) []byte {
 
 // timeOf is the time a record is windowed at: its timestamp, or with time:
 // processing the clock (after the last firing, so never in a fired window).
+// The last millisecond of the int64 range is windowed as the one before it,
+// so that every window, whose end is exclusive and capped at math.MaxInt64,
+// holds its records.
 func (w *Operator) timeOf(rec *abi.Record, now int64) int64 {
 	if w.plan.Processing {
 		return max(now, w.lastTick+1)
 	}
-	return rec.Timestamp
+	return min(rec.Timestamp, math.MaxInt64-1)
+}
+
+// cleanupTime is when a window whose end is end has its contents dropped:
+// its last millisecond plus the allowed lateness, capped at math.MaxInt64
+// (Flink's cleanupTime), in event time; its last millisecond in processing
+// time.
+func (w *Operator) cleanupTime(end int64) int64 {
+	if w.plan.Processing {
+		return end - 1
+	}
+	return operator.AddTime(end-1, w.plan.Lateness)
+}
+
+// isLate reports whether the event-time window ending at end is past its
+// allowed lateness.
+func (w *Operator) isLate(end int64) bool {
+	return !w.plan.Processing && w.cleanupTime(end) <= w.wm
+}
+
+// offsetIn is t's distance from the start of its period of length p (with
+// the window offset, which is not negative): (t - offset) mod p, without
+// overflow.
+func (w *Operator) offsetIn(t, p int64) int64 {
+	if off := w.plan.Offset; t >= math.MinInt64+off {
+		return floorMod(t-off, p)
+	}
+	return floorMod(floorMod(t, p)-floorMod(w.plan.Offset, p), p)
+}
+
+// windowAt is the time window that holds t at distance d from its start:
+// [t - d, t - d + size), both ends capped to the int64 range.
+func (w *Operator) windowAt(t, d int64) (start, end int64) {
+	return operator.SubTime(t, d), operator.AddTime(t, w.plan.Size-d)
 }
 
 func (w *Operator) Process(ctx context.Context, recs []abi.Record) error {
@@ -191,35 +233,38 @@ func (w *Operator) processPanes(ctx context.Context, recs []abi.Record) error {
 	for i := range recs {
 		rec := &recs[i]
 		t := w.timeOf(rec, now)
-		lastStart := t - floorMod(t-wp.Offset, wp.Slide)
-		if lastStart+wp.Size <= t {
+		// The windows of t are at distances d = last, last + slide, ...
+		// below size from their starts.
+		last := w.offsetIn(t, wp.Slide)
+		if last >= wp.Size {
 			// A sliding window that slides further than its size leaves
 			// gaps: this record is in no window.
 			continue
 		}
 		// The window with the latest end is the last one to become late.
-		if !wp.Processing && lastStart+wp.Size-1+wp.Lateness <= w.wm {
+		if _, end := w.windowAt(t, last); w.isLate(end) {
 			w.tooLate(rec)
 			continue
 		}
 		ks := w.store.key(w.keyOf(rec), true)
-		ps := t - floorMod(t-wp.Offset, w.pane)
+		inPane := w.offsetIn(t, w.pane)
+		ps := operator.SubTime(t, inPane)
 		s := ks.slotAt(ps)
 		if s == nil {
-			s = w.store.newSlot(ps, ps+w.pane)
+			s = w.store.newSlot(ps, operator.AddTime(t, w.pane-inPane))
 			ks.insert(s)
 			w.indexPane(ps, ks)
 		}
 		// The window with the earliest end fires first: if it has fired,
 		// the record is late but within the allowed lateness.
-		firstEnd := lastStart + wp.Size - (lastStart-(t-wp.Size+1))/wp.Slide*wp.Slide
+		_, firstEnd := w.windowAt(t, last+(wp.Size-1-last)/wp.Slide*wp.Slide)
 		if wp.Processing || firstEnd-1 > w.wm {
 			if err := w.fn.add(ctx, ks, s, rec); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := w.refirePanes(ctx, ks, s, rec, t, lastStart); err != nil {
+		if err := w.refirePanes(ctx, ks, s, rec, t, last); err != nil {
 			return err
 		}
 	}
@@ -228,7 +273,7 @@ func (w *Operator) processPanes(ctx context.Context, recs []abi.Record) error {
 
 // refirePanes adds a record late within the allowed lateness and emits
 // every window of it that has already fired again, with the record in it.
-func (w *Operator) refirePanes(ctx context.Context, ks *keyState, s *slot, rec *abi.Record, t, lastStart int64) error {
+func (w *Operator) refirePanes(ctx context.Context, ks *keyState, s *slot, rec *abi.Record, t, last int64) error {
 	wp := w.plan
 	if err := w.fn.flush(ctx); err != nil {
 		return err
@@ -240,9 +285,9 @@ func (w *Operator) refirePanes(ctx context.Context, ks *keyState, s *slot, rec *
 		return err
 	}
 	w.fs, w.slotBuf = w.fs[:0], w.slotBuf[:0]
-	for start := lastStart; start > t-wp.Size; start -= wp.Slide {
-		end := start + wp.Size
-		if end-1 > w.wm || end-1+wp.Lateness <= w.wm {
+	for d := last; d < wp.Size; d += wp.Slide {
+		start, end := w.windowAt(t, d)
+		if end-1 > w.wm || w.isLate(end) {
 			continue
 		}
 		w.fs = append(w.fs, w.paneFiring(ks, start, end))
@@ -266,31 +311,40 @@ func (w *Operator) indexPane(ps int64, ks *keyState) {
 	w.panes[ps] = append(keys, ks)
 }
 
+// registerPane registers the timers of the windows pane ps belongs to and
+// of its cleanup. The pane's start (capped at math.MinInt64) lies in it, and
+// its windows are those of any time in it.
 func (w *Operator) registerPane(ps int64) {
 	wp := w.plan
-	d := w.domain()
-	lastStart := ps - floorMod(ps-wp.Offset, wp.Slide)
-	for start := lastStart; start > ps-wp.Size; start -= wp.Slide {
+	dom := w.domain()
+	last := w.offsetIn(ps, wp.Slide)
+	for d := last; d < wp.Size; d += wp.Slide {
 		// A window already due fires when its late records come.
-		if end := start + wp.Size; wp.Processing || end-1 > w.wm {
-			w.timers.Register(d, end-1, nil, w.namespace(timerFire, end))
+		if start, end := w.windowAt(ps, d); wp.Processing || end-1 > w.wm {
+			w.timers.Register(dom, end-1, nil, w.namespace2(timerFire, start, end))
 		}
 	}
-	clean := lastStart + wp.Size - 1
-	if !wp.Processing {
-		clean += wp.Lateness
-	}
-	w.timers.Register(d, clean, nil, w.namespace(timerClean, ps))
+	_, end := w.windowAt(ps, last)
+	w.timers.Register(dom, w.cleanupTime(end), nil, w.namespace(timerClean, ps))
 }
 
-// namespace encodes a timer's namespace into w.ns.
+// namespace encodes a timer's namespace of one time into w.ns.
 func (w *Operator) namespace(what byte, t int64) []byte {
 	w.ns[0] = what
 	binary.BigEndian.PutUint64(w.ns[1:], uint64(t)^1<<63)
-	return w.ns[:]
+	return w.ns[:9]
 }
 
-func namespaceTime(ns []byte) int64 { return int64(binary.BigEndian.Uint64(ns[1:]) ^ 1<<63) }
+// namespace2 encodes a timer's namespace of a window [start, end) into w.ns.
+func (w *Operator) namespace2(what byte, start, end int64) []byte {
+	w.namespace(what, start)
+	binary.BigEndian.PutUint64(w.ns[9:], uint64(end)^1<<63)
+	return w.ns[:17]
+}
+
+func namespaceTime(ns []byte) int64 { return int64(binary.BigEndian.Uint64(ns[1:9]) ^ 1<<63) }
+
+func namespaceEnd(ns []byte) int64 { return int64(binary.BigEndian.Uint64(ns[9:17]) ^ 1<<63) }
 
 // paneFiring is key ks's window [start, end): its panes in the window.
 func (w *Operator) paneFiring(ks *keyState, start, end int64) firing {
@@ -313,14 +367,22 @@ func (w *Operator) onTimer(tm watermark.Timer) error {
 	case tm.Namespace[0] == timerClean:
 		w.cleans = append(w.cleans, t)
 	default:
-		start := t - w.plan.Size
-		for ps := start; ps < t; ps += w.pane {
+		start, end := t, namespaceEnd(tm.Namespace)
+		w.fireSeq++
+		// The window's panes: its start (pane aligned, or capped as its
+		// first pane is), then every pane start after it up to its end.
+		for ps := start; ; {
 			for _, ks := range w.panes[ps] {
-				if ks.fired != t {
-					ks.fired = t
-					w.fs = append(w.fs, w.paneFiring(ks, start, t))
+				if ks.fired != w.fireSeq {
+					ks.fired = w.fireSeq
+					w.fs = append(w.fs, w.paneFiring(ks, start, end))
 				}
 			}
+			step := w.pane - w.offsetIn(ps, w.pane)
+			if end-ps <= step {
+				break
+			}
+			ps += step
 		}
 	}
 	return nil

@@ -93,6 +93,75 @@ func refTimeWindows(recs []propRecord, size, slide, lateness, delay int64, agg s
 	return out, late
 }
 
+// refSessions is the brute-force reference of session windows with
+// bounded-out-of-orderness watermarks after every record and allowed
+// lateness, merging first and deciding lateness on the merged session (as
+// Flink's MergingWindowSet): a record's window [t, t+gap) merges with every
+// live session of its key it intersects or touches, over and over until none
+// is left; the record is late only when the merged session is past the
+// allowed lateness. A merged session already due fires again at once; every
+// session is checked at every watermark.
+func refSessions(recs []propRecord, gap, lateness, delay int64, agg string) ([]string, int64) {
+	type session struct {
+		start, end int64
+		ns         []int64
+	}
+	live := map[string][]session{}
+	var out []string
+	emit := func(key string, s session) {
+		out = append(out, fmt.Sprintf("%s %d %d %s", key, s.start, s.end, refAgg(agg, s.ns)))
+	}
+	wm, maxTs := int64(abi.NoWatermark), int64(math.MinInt64)
+	var late int64
+	advance := func(next int64) {
+		for key, ss := range live {
+			var kept []session
+			for _, s := range ss {
+				if s.end-1 > wm && s.end-1 <= next {
+					emit(key, s)
+				}
+				if s.end-1 > next-lateness {
+					kept = append(kept, s)
+				}
+			}
+			live[key] = kept
+		}
+		wm = next
+	}
+	for _, r := range recs {
+		merged := session{start: r.ts, end: r.ts + gap, ns: []int64{r.n}}
+		rest := live[r.key]
+		for changed := true; changed; {
+			changed = false
+			var others []session
+			for _, s := range rest {
+				if s.start <= merged.end && s.end >= merged.start {
+					merged.start, merged.end = min(merged.start, s.start), max(merged.end, s.end)
+					merged.ns = append(merged.ns, s.ns...)
+					changed = true
+				} else {
+					others = append(others, s)
+				}
+			}
+			rest = others
+		}
+		if merged.end-1+lateness <= wm {
+			late++
+		} else {
+			live[r.key] = append(rest, merged)
+			if merged.end-1 <= wm {
+				emit(r.key, merged)
+			}
+		}
+		maxTs = max(maxTs, r.ts)
+		if next := maxTs - delay - 1; next > wm {
+			advance(next)
+		}
+	}
+	advance(watermark.MaxWatermark)
+	return out, late
+}
+
 // refCountWindows is the reference of count windows: every slide records of
 // a key, the last size of them.
 func refCountWindows(recs []propRecord, size, slide int64, agg string) []string {
@@ -150,6 +219,11 @@ func TestWindowProperty(t *testing.T) {
 		size := slide * int64(1+rng.IntN(4))
 		wp := plan.Window{Type: plan.WindowSliding, Size: size, Slide: slide, Lateness: []int64{0, 0, 15, 40}[rng.IntN(4)],
 			Builtin: aggs[rng.IntN(len(aggs))], Field: "n"}
+		if trial%4 == 2 {
+			// Sessions: records up to 60 ms out of order against a delay
+			// below 30 ms reach into sessions that are still open.
+			wp = plan.Window{Type: plan.WindowSession, Gap: []int64{3, 10, 25}[rng.IntN(3)], Lateness: wp.Lateness, Builtin: wp.Builtin, Field: "n"}
+		}
 		if trial%4 == 3 {
 			wp = plan.Window{Type: plan.WindowCount, Count: int64(1 + rng.IntN(5)), Builtin: wp.Builtin, Field: "n"}
 			wp.CountSlide = []int64{wp.Count, 1, 2}[rng.IntN(3)]
@@ -166,9 +240,12 @@ func TestWindowProperty(t *testing.T) {
 		}
 		var want []string
 		var wantLate int64
-		if wp.Type == plan.WindowCount {
+		switch wp.Type {
+		case plan.WindowCount:
 			want = refCountWindows(recs, wp.Count, wp.CountSlide, wp.Builtin)
-		} else {
+		case plan.WindowSession:
+			want, wantLate = refSessions(recs, wp.Gap, wp.Lateness, delay, wp.Builtin)
+		default:
 			want, wantLate = refTimeWindows(recs, wp.Size, wp.Slide, wp.Lateness, delay, wp.Builtin)
 		}
 

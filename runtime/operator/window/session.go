@@ -11,8 +11,11 @@ import (
 
 // Session windows: a record opens the window [t, t+gap) and windows of the
 // same key that intersect (touching included, as in Flink) merge into one,
-// their contents merged by the window function. Each session has a firing
-// timer at end - 1 (and a cleanup timer at end - 1 + allowed lateness),
+// their contents merged by the window function. Lateness is decided on the
+// merged session, as Flink's WindowOperator does with its MergingWindowSet: a
+// record whose own window is past the allowed lateness still joins a session
+// it reaches that is not. Each session has a firing timer at end - 1 (and a
+// cleanup timer at end - 1 + allowed lateness, capped at math.MaxInt64),
 // registered once per batch for the sessions the batch changed.
 
 // processSessions adds records to their keys' sessions.
@@ -33,12 +36,22 @@ func (w *Operator) processSessions(ctx context.Context, recs []abi.Record) error
 			}
 		}
 		t := w.timeOf(rec, now)
-		start, end := t, t+gap
-		if !wp.Processing && end-1+wp.Lateness <= w.wm {
+		start, end := t, operator.AddTime(t, gap)
+		ks := w.store.key(w.keyOf(rec), false)
+		if ks != nil {
+			end = w.overlaps(ks, start, end)
+		} else {
+			w.overlap = w.overlap[:0]
+		}
+		// The merged session decides: it is late only when the sessions
+		// the record reaches (if any) are too.
+		if w.isLate(end) {
 			w.tooLate(rec)
 			continue
 		}
-		ks := w.store.key(w.keyOf(rec), true)
+		if ks == nil {
+			ks = w.store.key(w.keyOf(rec), true)
+		}
 		s, err := w.session(ctx, ks, start, end)
 		if err != nil {
 			return err
@@ -72,15 +85,24 @@ func (w *Operator) processSessions(ctx context.Context, recs []abi.Record) error
 	return nil
 }
 
-// session returns the session of key ks that the window [start, end) ends
-// up in, merging the sessions it bridges.
-func (w *Operator) session(ctx context.Context, ks *keyState, start, end int64) (*slot, error) {
+// overlaps collects in w.overlap the sessions of key ks that the window
+// [start, end) intersects (touching included) and returns the end of the
+// session they merge into.
+func (w *Operator) overlaps(ks *keyState, start, end int64) int64 {
 	w.overlap = w.overlap[:0]
 	for _, s := range ks.slots {
 		if s.start <= end && s.end >= start {
 			w.overlap = append(w.overlap, s)
+			end = max(end, s.end)
 		}
 	}
+	return end
+}
+
+// session returns the session of key ks that the window [start, end) ends
+// up in, merging the sessions it bridges, which overlaps has collected; end
+// is already the merged end.
+func (w *Operator) session(ctx context.Context, ks *keyState, start, end int64) (*slot, error) {
 	switch len(w.overlap) {
 	case 0:
 		s := w.store.newSlot(start, end)
@@ -149,7 +171,7 @@ func (w *Operator) sessionTimers() {
 			w.timers.Register(d, s.end-1, t.ks.key, w.namespace(timerFire, s.end))
 		}
 		if w.plan.Lateness > 0 && !w.plan.Processing {
-			w.timers.Register(d, s.end-1+w.plan.Lateness, t.ks.key, w.namespace(timerClean, s.end))
+			w.timers.Register(d, w.cleanupTime(s.end), t.ks.key, w.namespace(timerClean, s.end))
 		}
 	}
 	clear(w.touched)
@@ -163,7 +185,7 @@ func (w *Operator) deleteSessionTimers(key []byte, s *slot) {
 	d := w.domain()
 	w.timers.Delete(d, s.timerEnd-1, key, w.namespace(timerFire, s.timerEnd))
 	if w.plan.Lateness > 0 && !w.plan.Processing {
-		w.timers.Delete(d, s.timerEnd-1+w.plan.Lateness, key, w.namespace(timerClean, s.timerEnd))
+		w.timers.Delete(d, w.cleanupTime(s.timerEnd), key, w.namespace(timerClean, s.timerEnd))
 	}
 	s.timerEnd = 0
 }

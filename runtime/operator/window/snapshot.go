@@ -130,12 +130,14 @@ func (w *Operator) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 	for i, d := range decoded {
 		for n := d.U32(); n > 0 && d.Err == nil; n-- {
 			key := d.Bytes()
-			fired, arrived := d.I64(), d.I64()
+			// fired only keeps a firing from visiting a key twice: a
+			// restored key starts without one.
+			_, arrived := d.I64(), d.I64()
 			keep := w.plan.All || rng.Contains(state.KeyGroup(key, maxP))
 			var ks *keyState
 			if keep {
 				ks = w.store.key(key, true)
-				ks.fired, ks.arrived = fired, arrived
+				ks.arrived = arrived
 			}
 			for m := d.U32(); m > 0 && d.Err == nil; m-- {
 				start, end, cnt, accCount := d.I64(), d.I64(), d.I64(), d.I64()

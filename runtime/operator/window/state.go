@@ -79,7 +79,7 @@ func (s *windowState) Begin() { s.env.Begin() }
 func (s *windowState) add(i int, fr *firing) {
 	ns := s.spaces[i*windowNamespaceLen : (i+1)*windowNamespaceLen : (i+1)*windowNamespaceLen]
 	s.env.Add(fr.key, ns)
-	s.cleanup.Register(s.domain, fr.end-1+s.lateness, fr.key, ns)
+	s.cleanup.Register(s.domain, operator.AddTime(fr.end-1, s.lateness), fr.key, ns)
 }
 
 // clearDue clears the state of every window whose contents are dropped by

@@ -46,8 +46,8 @@ type slot struct {
 type keyState struct {
 	key   []byte
 	slots []*slot
-	// fired is the end of the window this key last joined a firing of; a
-	// firing uses it to visit each key once.
+	// fired is the number (Operator.fireSeq) of the time window firing
+	// this key last joined; a firing uses it to visit each key once.
 	fired int64
 	// arrived counts a count window key's records in completed panes.
 	arrived int64
