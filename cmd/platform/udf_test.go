@@ -23,11 +23,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testVersion is the version platformBinary stamps its binary with, as
+// deploy/Dockerfile does.
+const testVersion = "0.0.0-test"
+
 // binDir is the directory of platformBinary's binary.
 var binDir string
 
 // platformBinary builds this command once per test binary, for Makefiles
-// that run `platform udf test`; TestMain removes it.
+// that run `platform udf test`, with the version testVersion; TestMain
+// removes it.
 var platformBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "platform-bin-")
 	if err != nil {
@@ -35,7 +40,7 @@ var platformBinary = sync.OnceValues(func() (string, error) {
 	}
 	binDir = dir
 	bin := filepath.Join(dir, "platform")
-	if msg, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if msg, err := exec.Command("go", "build", "-ldflags=-X main.version="+testVersion, "-o", bin, ".").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, msg)
 	}
 	return bin, nil
