@@ -23,6 +23,9 @@ type config struct {
 	HTTPAddr string
 	DataDir  string
 	NATSURL  string
+	// NATSHost and NATSPort are the embedded NATS server's client listen
+	// address (nats.host, nats.port).
+	NATSHost string
 	NATSPort int
 	// Token is api.token, an admin token; Tokens is api.tokens.
 	Token     string
@@ -83,6 +86,7 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.String("http.addr", "127.0.0.1:8080", "HTTP API listen address")
 	f.String("data_dir", "./data", "data directory (modules, JetStream store, compilation cache)")
 	f.String("nats.url", "", "NATS server URL; empty runs the embedded server")
+	f.String("nats.host", "127.0.0.1", "client listen host of the embedded NATS server (0.0.0.0: every interface)")
 	f.Int("nats.port", 4222, "client port of the embedded NATS server (-1: any free port)")
 	f.String("api.token", "", "bearer token required by every /v1 call; empty disables auth")
 	f.String("log.format", "text", "log format: text or json")
@@ -121,6 +125,7 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 			HTTPAddr:  v.GetString("http.addr"),
 			DataDir:   v.GetString("data_dir"),
 			NATSURL:   v.GetString("nats.url"),
+			NATSHost:  v.GetString("nats.host"),
 			NATSPort:  v.GetInt("nats.port"),
 			Token:     v.GetString("api.token"),
 			LogFormat: v.GetString("log.format"),
@@ -176,7 +181,7 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 }
 
 // flagKeys are the keys bound to flags of the same name.
-var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store",
+var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store",
 	"api.max_concurrent_uploads", "api.upload_bytes_in_flight", "api.read_timeout", "api.upload_read_timeout",
 	"api.request_timeout", "api.upload_timeout", "api.tls.cert", "api.tls.key",
 	"nats.creds", "nats.user", "nats.password", "nats.tls.ca", "nats.tls.cert", "nats.tls.key"}

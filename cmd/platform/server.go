@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -67,7 +68,11 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 	auth := cfg.NATSAuth
 	if url == "" {
 		ecfg := connector.EmbeddedConfig{
-			DataDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATSPort, Logger: log.With("component", "nats"),
+			DataDir: filepath.Join(cfg.DataDir, "nats"), Host: cfg.NATSHost, Port: cfg.NATSPort, Logger: log.With("component", "nats"),
+		}
+		if !loopback(cfg.NATSHost) && !cfg.embeddedNATSAuth() {
+			log.Warn("the embedded NATS server listens beyond loopback without authentication: anyone who reaches it can read and write every stream; set api.token to require the platform's credentials",
+				"nats.host", cfg.NATSHost)
 		}
 		if cfg.embeddedNATSAuth() {
 			keyFile := filepath.Join(cfg.DataDir, natsUserKeyFile)
@@ -85,7 +90,7 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 		if err != nil {
 			return s, fmt.Errorf("embedded nats: %w", err)
 		}
-		url = s.embedded.ClientURL()
+		url = loopbackURL(s.embedded.ClientURL())
 	}
 	// This is the platform's one NATS connection: the job registry, the
 	// checkpoint store, sources and sinks all use it.
@@ -185,4 +190,28 @@ func (s *server) stop(ctx context.Context) {
 			s.log.Warn("nats shutdown", "error", err)
 		}
 	}
+}
+
+// loopback says whether host (nats.host) is only reachable from this
+// machine: empty (the default, 127.0.0.1), localhost or a loopback address.
+func loopback(host string) bool {
+	if host == "" || host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackURL is the embedded server's client URL for the platform itself:
+// a server listening on every interface (0.0.0.0, ::) is reached over
+// 127.0.0.1.
+func loopbackURL(clientURL string) string {
+	u, err := neturl.Parse(clientURL)
+	if err != nil {
+		return clientURL
+	}
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+		u.Host = net.JoinHostPort("127.0.0.1", u.Port())
+	}
+	return u.String()
 }

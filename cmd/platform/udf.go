@@ -17,9 +17,9 @@ import (
 func newUDFCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "udf",
-		Short: "Develop UDF modules: scaffold a project, run a function locally",
+		Short: "Develop UDF modules: scaffold a project, write an SDK, run a function locally",
 	}
-	cmd.AddCommand(newUDFNewCommand(), newUDFTestCommand())
+	cmd.AddCommand(newUDFNewCommand(), newUDFSDKCommand(), newUDFTestCommand())
 	return cmd
 }
 
@@ -27,34 +27,52 @@ func newUDFNewCommand() *cobra.Command {
 	var lang, dir, platform string
 	cmd := &cobra.Command{
 		Use:   "new NAME",
-		Short: "Create a buildable UDF project NAME with a Makefile and a test",
-		Args:  cobra.ExactArgs(1),
+		Short: "Create a buildable UDF project NAME with a Makefile, a test, a job spec and a copy of the SDK",
+		Long: `Creates the directory NAME (--dir) with a UDF module in the language of --lang: one map
+function, shout; a Makefile whose default target builds NAME.wasm, whose test target runs
+the language's tests and ` + "`platform udf test`" + ` over testdata/input.jsonl, and whose deploy target
+uploads the module and submits job.yaml with it; and a copy of the language's SDK, from
+the sources built into this binary, under third_party/, so that the project builds anywhere
+without the platform's repository. With --platform, the project uses the SDK of that
+platform repository where it is instead (for working on the SDKs).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dir == "" {
 				dir = args[0]
-			}
-			if platform == "" {
-				wd, err := os.Getwd()
-				if err != nil {
-					return err
-				}
-				if platform, err = udfdev.FindPlatform(wd); err != nil {
-					return err
-				}
 			}
 			p := udfdev.Project{Name: args[0], Lang: lang, Dir: dir, Platform: platform}
 			if err := udfdev.Scaffold(p); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "created %s (%s): make builds %s.wasm, make test runs it over testdata/input.jsonl\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "created %s (%s): make builds %s.wasm, make test runs it over testdata/input.jsonl, make deploy submits job.yaml\n",
 				filepath.Clean(dir), lang, args[0])
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&lang, "lang", "go", "language: "+strings.Join(udfdev.Languages, ", "))
 	cmd.Flags().StringVar(&dir, "dir", "", "the project's directory (default: NAME)")
-	cmd.Flags().StringVar(&platform, "platform", "", "the platform repository's root, whose SDKs the project uses (default: found above the current directory)")
+	cmd.Flags().StringVar(&platform, "platform", "", "a platform repository whose SDK the project uses where it is (default: a copy of the SDK in the project)")
 	return cmd
+}
+
+func newUDFSDKCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "sdk LANG DIR",
+		Short: "Write the SDK of LANG (" + strings.Join(udfdev.Languages, ", ") + ") built into this binary to DIR",
+		Long: `Writes a copy of the SDK of LANG, from the sources built into this binary, to DIR: what
+` + "`platform udf new`" + ` writes under third_party/, for refreshing it after an upgrade. Files of
+the SDK are overwritten; other files in DIR are left alone. The Go SDK is the module
+` + udfdev.GoSDKModule + `, the Rust SDK the crate platform-udf, the AssemblyScript SDK the
+npm package platform-udf and the C SDK platform_udf.h and platform_udf.c.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := udfdev.WriteSDK(args[0], args[1]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote the %s SDK %s to %s\n", args[0], udfdev.SDKVersion, filepath.Clean(args[1]))
+			return nil
+		},
+	}
 }
 
 func newUDFTestCommand() *cobra.Command {

@@ -14,15 +14,33 @@ import (
 	"wasmstream.io/platform/internal/wasmbuild"
 )
 
+// TestMain removes the binary platformBinary built, once every test ran.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// testVersion is the version platformBinary stamps its binary with, as
+// deploy/Dockerfile does.
+const testVersion = "0.0.0-test"
+
+// binDir is the directory of platformBinary's binary.
+var binDir string
+
 // platformBinary builds this command once per test binary, for Makefiles
-// that run `platform udf test`.
+// that run `platform udf test`, with the version testVersion; TestMain
+// removes it.
 var platformBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "platform-bin-")
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	bin := filepath.Join(dir, "platform")
-	if msg, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if msg, err := exec.Command("go", "build", "-ldflags=-X main.version="+testVersion, "-o", bin, ".").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, msg)
 	}
 	return bin, nil
@@ -36,14 +54,13 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 }
 
 // TestUDFNewAndTest scaffolds a project in every language with `platform udf
-// new`, builds it with its Makefile, runs its `make test` (which runs
+// new --platform`, which uses the repository's SDKs in place, builds it with its Makefile, runs its `make test` (which runs
 // `platform udf test`), and runs `platform udf test` on the module.
 func TestUDFNewAndTest(t *testing.T) {
 	bin, err := platformBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
 	input := filepath.Join(t.TempDir(), "input.jsonl")
 	if err := os.WriteFile(input, []byte(`{"key": "a", "value": "Stream me", "timestamp": 5}
 {"key": "b"}
@@ -62,7 +79,7 @@ func TestUDFNewAndTest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if wantOut := "created " + dir + " (" + lang + "): make builds hello.wasm, make test runs it over testdata/input.jsonl\n"; out != wantOut {
+			if wantOut := "created " + dir + " (" + lang + "): make builds hello.wasm, make test runs it over testdata/input.jsonl, make deploy submits job.yaml\n"; out != wantOut {
 				t.Fatalf("udf new printed %q, want %q", out, wantOut)
 			}
 			if msg, err := exec.Command("make", "-C", dir, "test", "PLATFORM_CLI="+bin).CombinedOutput(); err != nil {

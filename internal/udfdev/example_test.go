@@ -25,16 +25,12 @@ func ExampleReadRecords() {
 }
 
 func ExampleScaffold() {
-	root, err := udfdev.FindPlatform(".")
-	if err != nil {
-		panic(err)
-	}
 	dir, err := os.MkdirTemp("", "scaffold-")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	p := udfdev.Project{Name: "greet", Lang: "rust", Dir: filepath.Join(dir, "greet"), Platform: root}
+	p := udfdev.Project{Name: "greet", Lang: "c", Dir: filepath.Join(dir, "greet")}
 	if err := udfdev.Scaffold(p); err != nil {
 		panic(err)
 	}
@@ -49,12 +45,16 @@ func ExampleScaffold() {
 		panic(err)
 	}
 	// Output:
-	// .cargo/config.toml
 	// .gitignore
-	// Cargo.toml
 	// Makefile
 	// README.md
-	// lib.rs
+	// greet.c
+	// job.yaml
 	// testdata/input.jsonl
 	// testdata/want.jsonl
+	// third_party/platform-sdk-c/README.md
+	// third_party/platform-sdk-c/platform_json.c
+	// third_party/platform-sdk-c/platform_json.h
+	// third_party/platform-sdk-c/platform_udf.c
+	// third_party/platform-sdk-c/platform_udf.h
 }

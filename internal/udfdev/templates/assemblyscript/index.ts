@@ -1,8 +1,8 @@
 // A UDF module with one map function, shout. Build it with make.
 
-import { Output, Record, fail, map } from "[[.Platform]]/sdk/assemblyscript/assembly/index";
+import { Output, Record, fail, map } from "platform-udf/assembly/index";
 
-export * from "[[.Platform]]/sdk/assemblyscript/assembly/exports";
+export * from "platform-udf/assembly/exports";
 
 /** shout upper-cases the ASCII letters of the value and appends "!"; an
  * empty value fails the record. */
