@@ -65,7 +65,7 @@ func imports(t *testing.T, root string) map[string][]string {
 		pkg := rel(fields[0])
 		graph[pkg] = nil
 		for _, imp := range fields[1:] {
-			if strings.HasPrefix(imp, module+"/") {
+			if imp == module || strings.HasPrefix(imp, module+"/") {
 				graph[pkg] = append(graph[pkg], rel(imp))
 			}
 		}
@@ -73,7 +73,13 @@ func imports(t *testing.T, root string) map[string][]string {
 	return graph
 }
 
-func rel(path string) string { return strings.TrimPrefix(path, module+"/") }
+// rel is path relative to the module: "." for the module root.
+func rel(path string) string {
+	if path == module {
+		return "."
+	}
+	return strings.TrimPrefix(path, module+"/")
+}
 
 // TestImportsPointDown checks that every package is in the layer table and
 // imports only packages of lower layers, and that the table names no
