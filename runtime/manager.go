@@ -25,9 +25,9 @@ type Config struct {
 	// DataDir holds uploaded modules, and the Pebble state backend's
 	// databases under state/.
 	DataDir string
-	// StateBudget is the keyed-state memory of a job whose spec sets no
-	// state.budget (the worker's budget); 0 means DefaultStateBudget.
-	StateBudget int64
+	// Budgets bound the memory of the jobs' subtasks; zero fields take
+	// their defaults.
+	Budgets exec.Budgets
 	// Host compiles and runs modules.
 	Host *host.Host
 	// JetStream serves JetStream sources, sinks and dead letters.
@@ -66,7 +66,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg.Logger = slog.Default()
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, jobs: map[string]*job{}, past: map[string]JobInfo{}}
-	m.env = &exec.Env{JetStream: cfg.JetStream, DataDir: cfg.DataDir, StateBudget: cfg.StateBudget, Module: m.hostModule}
+	m.env = &exec.Env{JetStream: cfg.JetStream, DataDir: cfg.DataDir, Budgets: cfg.Budgets.WithDefaults(), Module: m.hostModule}
 	m.checkpoints = cfg.Checkpoints
 	if m.checkpoints == nil && cfg.DataDir != "" {
 		m.checkpoints = checkpoint.NewDirStore(filepath.Join(cfg.DataDir, "checkpoints"))

@@ -15,6 +15,8 @@ import (
 
 	"wasmstream.io/platform/api"
 	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/exchange"
+	"wasmstream.io/platform/runtime/exec"
 )
 
 // config is the platform's configuration: flags > PLATFORM_* env > file >
@@ -44,6 +46,8 @@ type config struct {
 	// NATSAuth is how the platform authenticates to an external NATS
 	// (nats.creds, nats.user, nats.password, nats.tls.*).
 	NATSAuth connector.ClientAuth
+	// Budgets bound the memory of the jobs' subtasks (budgets.*).
+	Budgets exec.Budgets
 }
 
 // apiLimits are the api.* bounds of requests.
@@ -106,6 +110,13 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.String("nats.tls.ca", "", "PEM file of the CAs the external NATS's certificate is checked against")
 	f.String("nats.tls.cert", "", "PEM client certificate for the external NATS")
 	f.String("nats.tls.key", "", "PEM private key of nats.tls.cert")
+	f.Int64("budgets.keyed_state", exec.DefaultKeyedStateBudget, "bytes of keyed state (and interval-join buffers) a job may hold when its spec sets no state.budget")
+	f.Int64("budgets.window_contents", exec.DefaultWindowContentsBudget, "bytes one window operator subtask may buffer")
+	f.Int64("budgets.in_flight", exec.DefaultInFlightBudget, "bytes of in-flight data one task may record for one unaligned checkpoint")
+	f.Int64("budgets.sink_staging", exec.DefaultSinkStagingBudget, "bytes an exactly-once sink subtask stages in memory per checkpoint before it spills to the data directory")
+	f.Int("budgets.exchange_buffer_size", exchange.DefaultBufferSize, "bytes of one exchange buffer")
+	f.Int("budgets.exchange_exclusive_buffers", exchange.DefaultExclusivePerChannel, "exclusive buffers (credits) of each exchange input channel")
+	f.Int("budgets.exchange_floating_buffers", exchange.DefaultFloatingPerGate, "floating buffers of each task's exchange input gate")
 	return func() (config, error) {
 		v.SetEnvPrefix("PLATFORM")
 		v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
@@ -150,6 +161,18 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 				TLSCert:  v.GetString("nats.tls.cert"),
 				TLSKey:   v.GetString("nats.tls.key"),
 			},
+			Budgets: exec.Budgets{
+				KeyedState:         v.GetInt64("budgets.keyed_state"),
+				WindowContents:     v.GetInt64("budgets.window_contents"),
+				InFlight:           v.GetInt64("budgets.in_flight"),
+				SinkStaging:        v.GetInt64("budgets.sink_staging"),
+				ExchangeBufferSize: v.GetInt("budgets.exchange_buffer_size"),
+				ExchangeExclusive:  v.GetInt("budgets.exchange_exclusive_buffers"),
+				ExchangeFloating:   v.GetInt("budgets.exchange_floating_buffers"),
+			},
+		}
+		if err := c.Budgets.Check(); err != nil {
+			return config{}, err
 		}
 		var err error
 		if c.Tokens, err = tokensOf(v); err != nil {
@@ -184,7 +207,9 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store",
 	"api.max_concurrent_uploads", "api.upload_bytes_in_flight", "api.read_timeout", "api.upload_read_timeout",
 	"api.request_timeout", "api.upload_timeout", "api.tls.cert", "api.tls.key",
-	"nats.creds", "nats.user", "nats.password", "nats.tls.ca", "nats.tls.cert", "nats.tls.key"}
+	"nats.creds", "nats.user", "nats.password", "nats.tls.ca", "nats.tls.cert", "nats.tls.key",
+	"budgets.keyed_state", "budgets.window_contents", "budgets.in_flight", "budgets.sink_staging",
+	"budgets.exchange_buffer_size", "budgets.exchange_exclusive_buffers", "budgets.exchange_floating_buffers"}
 
 // tokenEntry is one entry of api.tokens.
 type tokenEntry struct {

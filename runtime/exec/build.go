@@ -32,7 +32,7 @@ type builder struct {
 // (when not nil). On failure it releases what it made.
 func (j *Job) build(ctx context.Context, run *checkpointRun, restore *RestoreSet) (tasks []*Task, err error) {
 	b := &builder{j: j, edges: map[*plan.Edge]*exchange.Edge{}, run: run, restore: restore}
-	cfg := exchange.Config{BufferTimeout: j.Plan.Job.BufferTimeout.Duration}
+	cfg := j.Env.Budgets.exchange(exchange.Config{BufferTimeout: j.Plan.Job.BufferTimeout.Duration})
 	for _, v := range j.Plan.Vertices {
 		for _, e := range v.Out {
 			if !e.Chained() {
@@ -96,7 +96,7 @@ func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*Task, error
 	for _, e := range v.In {
 		channels = append(channels, b.edges[e].Channels(i))
 	}
-	t.gate = exchange.NewGate(exchange.Config{BufferTimeout: job.BufferTimeout.Duration}, channels...)
+	t.gate = exchange.NewGate(b.j.Env.Budgets.exchange(exchange.Config{BufferTimeout: job.BufferTimeout.Duration}), channels...)
 	b.checkpointGate(t)
 	return t, nil
 }

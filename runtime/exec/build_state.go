@@ -12,19 +12,12 @@ import (
 	"wasmstream.io/platform/state"
 )
 
-// DefaultStateBudget is a job's keyed-state memory (memory backend) when
-// neither its spec nor the worker sets one.
-const DefaultStateBudget = 1 << 30
-
 // stateBudget is the job's budget, shared by all its keyed state.
 func (b *builder) stateBudget() *state.Budget {
 	if b.budget == nil {
 		limit := b.j.Plan.Job.State.Budget
 		if limit == 0 {
-			limit = b.j.Env.StateBudget
-		}
-		if limit == 0 {
-			limit = DefaultStateBudget
+			limit = b.j.Env.Budgets.KeyedState
 		}
 		b.budget = state.NewBudget(limit)
 	}

@@ -76,7 +76,7 @@ func (b *builder) pool(vertexID string, i int, f *plan.Func) *host.Guest {
 // windowStage builds the window operator of v for subtask i in front of
 // next, with its late output.
 func (b *builder) windowStage(ctx context.Context, t *Task, v *plan.Vertex, i int, c *Counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	cfg := window.Config{Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Policy: policy, Next: next, LateCount: &c.Late}
+	cfg := window.Config{Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Budget: b.j.Env.Budgets.WindowContents, Policy: policy, Next: next, LateCount: &c.Late}
 	if v.Window.States {
 		keyed, err := b.keyedState(v, i, v.Fn)
 		if err != nil {

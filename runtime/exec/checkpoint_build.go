@@ -90,7 +90,7 @@ func (b *builder) txSink(ctx context.Context, t *Task, v *plan.Vertex, i int) (o
 	js := v.Sink.JetStream
 	sink, err := connector.NewTxSink(ctx, b.j.Env.JetStream, connector.TxSinkConfig{
 		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.ID, v.ID, i), MaxInFlight: js.MaxInFlight,
-		SpillDir: b.spillDir(),
+		SpillDir: b.spillDir(), Budget: b.j.Env.Budgets.SinkStaging,
 	})
 	if err != nil {
 		return nil, err

@@ -12,14 +12,8 @@ import (
 // unaligned checkpoint.
 const blobInFlight = "inflight"
 
-// inFlightBudget bounds the in-flight data one task records for one
-// checkpoint. The data its barriers overtake at its outputs is bounded by
-// its writers' pools already; what arrives on its inputs before their
-// barriers is not, so past this budget the task declines the checkpoint.
-const inFlightBudget = 64 << 20
-
 // ErrInFlightBudget: a task's in-flight data for one unaligned checkpoint
-// outgrew inFlightBudget.
+// outgrew Budgets.InFlight.
 var ErrInFlightBudget = errors.New("in-flight data over its budget")
 
 // errInFlightData is wrapped by every decoding error of in-flight data.

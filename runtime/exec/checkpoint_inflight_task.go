@@ -49,8 +49,8 @@ func (c *taskCheckpoint) overtake(ctx context.Context, t *Task, b checkpoint.Bar
 		}
 	}
 	c.rec = r
-	if len(enc.buf) > inFlightBudget {
-		c.decline(checkpoint.ReasonInFlightTooLarge, fmt.Errorf("%w: the barrier overtook %d bytes of output, the budget is %d", ErrInFlightBudget, len(enc.buf), inFlightBudget))
+	if budget := c.run.j.Env.Budgets.InFlight; int64(len(enc.buf)) > budget {
+		c.decline(checkpoint.ReasonInFlightTooLarge, fmt.Errorf("%w: the barrier overtook %d bytes of output, the budget is %d", ErrInFlightBudget, len(enc.buf), budget))
 		return nil
 	}
 	for _, w := range r.waiting {
@@ -70,8 +70,8 @@ func (c *taskCheckpoint) record(ch int, frame []byte) {
 	if !r.waiting[ch] {
 		return
 	}
-	if len(r.enc.buf)+len(frame) > inFlightBudget {
-		c.decline(checkpoint.ReasonInFlightTooLarge, fmt.Errorf("%w: input channel %d brought more than %d bytes before its barrier", ErrInFlightBudget, ch, inFlightBudget))
+	if budget := c.run.j.Env.Budgets.InFlight; int64(len(r.enc.buf)+len(frame)) > budget {
+		c.decline(checkpoint.ReasonInFlightTooLarge, fmt.Errorf("%w: input channel %d brought more than %d bytes before its barrier", ErrInFlightBudget, ch, budget))
 		return
 	}
 	r.enc.input(ch, frame)

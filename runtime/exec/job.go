@@ -35,8 +35,9 @@ type Job struct {
 type Env struct {
 	JetStream jetstream.JetStream
 	DataDir   string
-	// StateBudget bounds a job's keyed state when its spec sets none.
-	StateBudget int64
+	// Budgets bound the memory of the job's subtasks, defaults filled in
+	// (Budgets.WithDefaults).
+	Budgets Budgets
 	// Module finds an uploaded module by id.
 	Module func(id string) (*host.Module, bool)
 	// Faults, when set, may fail a task at a fault point (FaultProcess,

@@ -16,7 +16,10 @@ type Config struct {
 	// BatchSize bounds the results passed on at once and the groups of one
 	// call.
 	BatchSize int
-	Policy    *operator.ErrorPolicy
+	// Budget bounds the bytes the subtask buffers (keys, panes,
+	// accumulators, records); 0: DefaultBudget.
+	Budget int64
+	Policy *operator.ErrorPolicy
 	// Next receives the results; late the records too late for every
 	// window (late_output), which are dropped and counted in lateCount
 	// when late is nil.
@@ -55,6 +58,9 @@ func New(cfg Config) *Operator {
 	out := &operator.Out{Max: cfg.BatchSize, Next: cfg.Next}
 	out.Tracer, _ = cfg.Next.(operator.Tracer)
 	w := newWindowOp(cfg.Vertex, wp, cfg.LateCount, cfg.Policy, out, cfg.Late)
+	if cfg.Budget > 0 {
+		w.budget = cfg.Budget
+	}
 	if cfg.Clock != nil {
 		w.clock = cfg.Clock
 	}

@@ -44,6 +44,8 @@ type Operator struct {
 	// late receives records too late for any window (late_output); nil
 	// drops and counts them.
 	late operator.Stage
+	// budget bounds the bytes the store keeps.
+	budget int64
 	// lateCount counts the records too late for every window.
 	lateCount *atomic.Int64
 	policy    *operator.ErrorPolicy
@@ -82,7 +84,7 @@ type Operator struct {
 
 func newWindowOp(vertex string, wp *plan.Window, lateCount *atomic.Int64, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *Operator {
 	w := &Operator{
-		vertex: vertex, plan: wp, store: newWindowStore(), timers: watermark.NewTimerService(),
+		vertex: vertex, plan: wp, store: newWindowStore(), timers: watermark.NewTimerService(), budget: DefaultBudget,
 		out: out, late: late, lateCount: lateCount, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
 		panes: map[int64][]*keyState{}, clock: operator.NowMillis,
 	}
@@ -193,8 +195,8 @@ func (w *Operator) Process(ctx context.Context, recs []abi.Record) error {
 	}
 	clear(w.lateRecs)
 	w.lateRecs = w.lateRecs[:0]
-	if err == nil && w.store.used() > windowBudget {
-		err = errBudget(w.vertex, w.store.used())
+	if err == nil && w.store.used() > w.budget {
+		err = errBudget(w.vertex, w.store.used(), w.budget)
 	}
 	return err
 }

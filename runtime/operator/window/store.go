@@ -8,10 +8,11 @@ import (
 	"wasmstream.io/platform/abi"
 )
 
-// windowBudget bounds the bytes one window operator subtask keeps (keys,
-// accumulators, buffered records). A job that needs more fails with an error
-// naming the operator instead of exhausting the process's memory.
-const windowBudget = 256 << 20
+// DefaultBudget bounds the bytes one window operator subtask keeps (keys,
+// panes, accumulators and buffered records) when its Config sets no Budget:
+// past it the job fails with a message that says so rather than growing
+// without bound.
+const DefaultBudget = 256 << 20
 
 // Fixed costs counted against the budget besides the bytes themselves.
 const (
@@ -181,6 +182,6 @@ func (w *windowStore) keys() int   { return len(w.byKey) }
 func (w *windowStore) used() int64 { return w.bytes }
 
 // errBudget reports window contents over their budget.
-func errBudget(vertex string, used int64) error {
-	return fmt.Errorf("operator[%s]: window contents need %d bytes, over the budget of %d bytes per subtask", vertex, used, windowBudget)
+func errBudget(vertex string, used, budget int64) error {
+	return fmt.Errorf("operator[%s]: window contents need %d bytes, over the budget of %d bytes per subtask", vertex, used, budget)
 }
