@@ -9,9 +9,22 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/internal/cputime"
 )
 
 const benchBatch = 1024
+
+// reportRates reports records per wall second since start and the CPU the
+// whole process (client and embedded server) used per record since cpu, a
+// cputime.Process reading.
+func reportRates(b *testing.B, records int, start time.Time, cpu int64) {
+	b.Helper()
+	b.ReportMetric(float64(records)/time.Since(start).Seconds(), "records/s")
+	if used := cputime.Process() - cpu; used > 0 {
+		b.ReportMetric(float64(used)/float64(records), "cpu-ns/record")
+		b.ReportMetric(float64(records)/(float64(used)/1e9), "records/cpu-s")
+	}
+}
 
 // fillStream publishes n messages of 100 bytes to subject asynchronously.
 func fillStream(b *testing.B, js jetstream.JetStream, subject string, n int) {
@@ -80,7 +93,7 @@ func BenchmarkJetStreamSink(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), cputime.Process()
 	for left := b.N; left > 0; left -= benchBatch {
 		if err := sink.Write(ctx, batch.Records[:min(left, benchBatch)]); err != nil {
 			b.Fatal(err)
@@ -89,7 +102,7 @@ func BenchmarkJetStreamSink(b *testing.B) {
 	if err := sink.Flush(ctx); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+	reportRates(b, b.N, start, cpu)
 }
 
 // BenchmarkTxSinkCommit stages b.N records in one epoch and commits it:
@@ -120,14 +133,14 @@ func BenchmarkTxSinkCommit(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), cputime.Process()
 	if err := sink.Commit(ctx, 1); err != nil {
 		b.Fatal(err)
 	}
 	if err := sink.Flush(ctx); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+	reportRates(b, b.N, start, cpu)
 	if sink.Committed() != 1 {
 		b.Fatalf("%d epochs committed, want 1", sink.Committed())
 	}

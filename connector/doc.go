@@ -28,11 +28,12 @@
 // them; neither is safe for concurrent use. A JetStreamSource starts one
 // goroutine per subject filter it reads, which moves messages from the
 // filter's ordered consumer into a bounded queue that Fetch drains; Close
-// stops them and waits until they have returned. The generator and the sink
-// start no goroutines (the sinks wait on the publish acknowledgements that
-// the NATS client delivers). A TxSink starts its committer, which publishes
-// sealed epochs while the subtask goes on, and counts acknowledgements on a
-// subscription of its own; Close ends both. A TxSink's snapshot reader may be
+// stops them and waits until they have returned. The generator starts no
+// goroutines. A JetStreamSink counts the acknowledgements of its publishes
+// on a subscription of its own, whose handler the NATS client runs; Close
+// ends it. A TxSink starts its committer, which publishes sealed epochs
+// while the subtask goes on, and counts acknowledgements the same way; Close
+// ends both. A TxSink's snapshot reader may be
 // read on another goroutine: sealed epochs do not change, and a reference
 // count keeps their spill files until the last reader is done. The NATS
 // client and server run goroutines of their own, which end when the

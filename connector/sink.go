@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"wasmstream.io/platform/abi"
 )
@@ -51,15 +49,15 @@ type JetStreamSinkConfig struct {
 	MaxInFlight int
 }
 
-// JetStreamSink publishes records to one subject with async publishes.
+// JetStreamSink publishes records to one subject, each message carrying the
+// sink's one reply subject, and counts the acknowledgements that arrive
+// there (ackPublisher).
 type JetStreamSink struct {
-	js      jetstream.JetStream
-	subject string
-	// pending is a ring of unacknowledged publishes, oldest at head.
-	pending []jetstream.PubAckFuture
-	head, n int
-	err     error
-	closed  bool
+	subject     string
+	pub         *ackPublisher
+	maxInFlight int64
+	err         error
+	closed      bool
 }
 
 // NewJetStreamSink checks that a stream captures cfg.Subject and returns a
@@ -80,11 +78,11 @@ func NewJetStreamSink(ctx context.Context, js jetstream.JetStream, cfg JetStream
 		}
 		return nil, fmt.Errorf("connector: sink to %q: look up its stream: %w", cfg.Subject, err)
 	}
-	return &JetStreamSink{
-		js:      js,
-		subject: cfg.Subject,
-		pending: make([]jetstream.PubAckFuture, cfg.MaxInFlight),
-	}, nil
+	pub, err := newAckPublisher(js.Conn(), cfg.Subject, false)
+	if err != nil {
+		return nil, err
+	}
+	return &JetStreamSink{subject: cfg.Subject, pub: pub, maxInFlight: int64(cfg.MaxInFlight)}, nil
 }
 
 // Write publishes recs: the payload is the value, and the record's headers
@@ -98,57 +96,39 @@ func (s *JetStreamSink) Write(ctx context.Context, recs []abi.Record) error {
 	if s.err != nil {
 		return s.err
 	}
+	if err := s.pub.failure(); err != nil {
+		return s.fail(err)
+	}
 	for i := range recs {
-		if s.n == len(s.pending) {
-			// Waiting for half the window, not one slot, lets the next
-			// publishes go out in a run instead of one per acknowledgement.
-			for s.n > len(s.pending)/2 {
-				if err := s.awaitOldest(ctx); err != nil {
-					return err
-				}
-			}
-			if s.err != nil {
-				return s.err
-			}
-		}
-		msg, err := s.message(&recs[i])
-		if err != nil {
+		r := &recs[i]
+		if err := validRecord(s.subject, r); err != nil {
 			return err
 		}
-		fut, err := s.js.PublishMsgAsync(msg)
-		if err != nil {
+		if s.pub.inFlight() >= s.maxInFlight {
+			// Waiting for half the window, not one slot, lets the next
+			// publishes go out in a run instead of one per acknowledgement.
+			if err := s.await(ctx, s.maxInFlight/2); err != nil {
+				return err
+			}
+		}
+		if err := s.pub.publish(r, nil); err != nil {
 			return s.fail(err)
 		}
-		s.pending[(s.head+s.n)%len(s.pending)] = fut
-		s.n++
 	}
 	return nil
 }
 
-func (s *JetStreamSink) message(r *abi.Record) (*nats.Msg, error) {
-	return sinkMessage(s.subject, r, 2)
-}
-
-// sinkMessage builds the message of a record for subject, with room for
-// extra headers besides the record's own and the two the sink adds.
-func sinkMessage(subject string, r *abi.Record, extra int) (*nats.Msg, error) {
-	if err := validRecord(subject, r); err != nil {
-		return nil, err
+// await waits until at most n publishes are unacknowledged. A publish error
+// is the sink's from then on; ctx ending is not.
+func (s *JetStreamSink) await(ctx context.Context, n int64) error {
+	err := s.pub.await(ctx, n)
+	if err == nil {
+		return nil
 	}
-	h := make(nats.Header, len(r.Headers)+extra)
-	for _, hd := range r.Headers {
-		name := string(hd.Name)
-		h[name] = append(h[name], string(hd.Value))
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return fmt.Errorf("connector: sink to %q: %w", s.subject, err)
 	}
-	// One string holds the key and the timestamp, one slice both values.
-	var buf [64]byte
-	kt := string(strconv.AppendInt(append(buf[:0], r.Key...), r.Timestamp, 10))
-	vals := []string{kt[:len(r.Key)], kt[len(r.Key):]}
-	h[HeaderKey] = vals[0:1:1]
-	h[HeaderTimestamp] = vals[1:2:2]
-	// The value is copied: the client keeps the message for retries after
-	// Write returns, when the caller may reuse the record's memory.
-	return &nats.Msg{Subject: subject, Data: bytes.Clone(r.Value), Header: h}, nil
+	return s.fail(err)
 }
 
 // validRecord checks that a record's key and headers fit in NATS headers.
@@ -161,23 +141,6 @@ func validRecord(subject string, r *abi.Record) error {
 			return fmt.Errorf("%w: header %q of a record for %q", ErrBadHeader, hd.Name, subject)
 		}
 	}
-	return nil
-}
-
-// awaitOldest waits for the oldest unacknowledged publish, recording its
-// error; it fails only when ctx ends first.
-func (s *JetStreamSink) awaitOldest(ctx context.Context) error {
-	fut := s.pending[s.head]
-	select {
-	case <-fut.Ok():
-	case err := <-fut.Err():
-		s.fail(err)
-	case <-ctx.Done():
-		return fmt.Errorf("connector: sink to %q: %w", s.subject, ctx.Err())
-	}
-	s.pending[s.head] = nil
-	s.head = (s.head + 1) % len(s.pending)
-	s.n--
 	return nil
 }
 
@@ -195,23 +158,28 @@ func (s *JetStreamSink) Flush(ctx context.Context) error {
 	if s.closed {
 		return ErrClosed
 	}
-	for s.n > 0 {
-		if err := s.awaitOldest(ctx); err != nil {
-			return err
-		}
+	if s.err != nil {
+		return s.err
 	}
-	return s.err
+	return s.await(ctx, 0)
 }
 
-// InFlight is the number of publishes not yet acknowledged.
-func (s *JetStreamSink) InFlight() int { return s.n }
+// InFlight is the number of publishes not yet acknowledged; 0 once closed.
+func (s *JetStreamSink) InFlight() int {
+	if s.closed {
+		return 0
+	}
+	return int(s.pub.inFlight())
+}
 
 // Close drops the sink's outstanding publishes; call Flush first to wait
 // for them.
 func (s *JetStreamSink) Close() error {
+	if s.closed {
+		return nil
+	}
 	s.closed = true
-	clear(s.pending)
-	s.n = 0
+	s.pub.close()
 	return nil
 }
 

@@ -48,7 +48,7 @@ type TxSinkConfig struct {
 // Goroutines: the subtask's goroutine calls every method; the reader
 // Snapshot returns may be read on another. The committer goroutine (started
 // by NewTxSink, ended by Close) publishes queued epochs, which are sealed
-// and so never change, through a commitPublisher; mu guards what the two
+// and so never change, through an ackPublisher; mu guards what the two
 // share (err, outstanding, changed and each Epoch's committed flag).
 type TxSink struct {
 	js      jetstream.JetStream
@@ -67,7 +67,7 @@ type TxSink struct {
 	committed int64
 	closed    bool
 
-	pub    *commitPublisher
+	pub    *ackPublisher
 	queue  chan commitJob
 	stop   context.CancelFunc
 	runCtx context.Context
@@ -103,7 +103,7 @@ func NewTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig) (*
 	if err != nil {
 		return nil, err
 	}
-	pub, err := newCommitPublisher(js.Conn(), cfg.Subject)
+	pub, err := newAckPublisher(js.Conn(), cfg.Subject, true)
 	if err != nil {
 		return nil, err
 	}
