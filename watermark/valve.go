@@ -10,15 +10,6 @@ import (
 // before it, so it fires every window and timer.
 const MaxWatermark = math.MaxInt64
 
-// Event is the in-band watermark control event the exchange carries: no
-// record with a timestamp at or before Time follows it on its channel (late
-// records excepted).
-type Event struct{ Time int64 }
-
-// IdleEvent marks a channel idle (Idle=true) or active again. An idle channel
-// does not hold back the minimum of the task that reads it.
-type IdleEvent struct{ Idle bool }
-
 // Valve combines the watermarks of a task's input channels: the combined
 // watermark is the minimum over the active channels, and it never goes
 // backwards. As in Flink's status watermark valve, a channel that becomes

@@ -28,7 +28,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 			rec := fixedRecord(7)
 			batch := []abi.Record{*fixedRecord(1), *fixedRecord(2)}
 			var part Partitioner = NewRebalance(2, 0)
-			var ev any = "wm"
+			var ev Event = Watermark{Time: 1000}
 			var out abi.Record
 			records := 0
 			cycle := func() {

@@ -16,16 +16,12 @@ const (
 	kindEvent
 )
 
-// EndOfPartition is the event Writer.Close sends on every channel: nothing
-// follows it on that channel.
-type EndOfPartition struct{}
-
 // Buffer is a unit of exchange: an abi input frame of records or one event.
 // The consumer that got it from Gate.Next owns it until Recycle; records read
 // from it alias its bytes until then.
 type Buffer struct {
 	data  []byte
-	event any
+	event Event
 	kind  kind
 	// floating says which credit a delivered data buffer holds: a floating
 	// buffer of the gate, or an exclusive credit of its channel.
@@ -45,7 +41,7 @@ type Buffer struct {
 func (b *Buffer) Channel() int { return b.ch.index }
 
 // Event is the buffer's event, or nil for a buffer of records.
-func (b *Buffer) Event() any { return b.event }
+func (b *Buffer) Event() Event { return b.event }
 
 // Next decodes the buffer's next record into rec, whose slices alias the
 // buffer until Recycle. It returns false after the last record, and at once

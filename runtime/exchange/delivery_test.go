@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/checkpoint"
 )
 
 func TestExactDelivery(t *testing.T) {
@@ -85,7 +86,7 @@ func TestEventsInOrder(t *testing.T) {
 					want[c][p] = append(want[c][p], describe(&r))
 					if seq%every == every-1 {
 						for c := range consumers {
-							want[c][p] = append(want[c][p], fmt.Sprintf("event %d", seq))
+							want[c][p] = append(want[c][p], fmt.Sprintf("event watermark %d", seq))
 						}
 					}
 				}
@@ -98,7 +99,7 @@ func TestEventsInOrder(t *testing.T) {
 						return err
 					}
 					if seq%every == every-1 {
-						if err := w.BroadcastEvent(ctx, seq); err != nil {
+						if err := w.BroadcastEvent(ctx, Watermark{Time: int64(seq)}); err != nil {
 							return err
 						}
 					}
@@ -110,19 +111,61 @@ func TestEventsInOrder(t *testing.T) {
 	}
 }
 
+// TestEventKinds: every kind of event reaches the consumer as it was sent,
+// its fields intact, and a buffer of records has no event; the unaligned
+// barrier overtakes the rest.
+func TestEventKinds(t *testing.T) {
+	ctx := context.Background()
+	e := NewEdge(Config{BufferTimeout: -1}, 1, 1)
+	g := NewGate(Config{}, e.Channels(0))
+	w := e.Writer(0)
+	aligned := Barrier{checkpoint.Barrier{ID: 3, Kind: checkpoint.KindSavepoint, Stop: true}}
+	unaligned := Barrier{checkpoint.Barrier{ID: 4, Kind: checkpoint.KindCheckpoint}}
+	emitValue(t, w, 0, "a")
+	for _, ev := range []Event{Watermark{Time: -5}, Idle{Idle: true}, Idle{}, aligned} {
+		if err := w.EmitEvent(ctx, 0, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var saved []string
+	if _, err := w.OvertakeEvent(unaligned, saver(t, &saved)); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(saved) != "[0:a]" {
+		t.Fatalf("overtook %q, want [0:a]", saved)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []Event{unaligned, nil, Watermark{Time: -5}, Idle{Idle: true}, Idle{}, aligned, EndOfPartition{}}
+	bs := available(t, g)
+	if len(bs) != len(want) {
+		t.Fatalf("got %d buffers, want %d", len(bs), len(want))
+	}
+	for i, b := range bs {
+		if got := b.Event(); got != want[i] {
+			t.Errorf("buffer %d: event %#v, want %#v", i, got, want[i])
+		}
+		if (b.Frame() == nil) != (want[i] != nil) {
+			t.Errorf("buffer %d: frame %v with event %v", i, b.Frame(), want[i])
+		}
+		b.Recycle()
+	}
+}
+
 func TestEmitEventFlushesItsChannelOnly(t *testing.T) {
 	e := NewEdge(Config{BufferTimeout: -1}, 1, 2)
 	g0, g1 := NewGate(Config{}, e.Channels(0)), NewGate(Config{}, e.Channels(1))
 	w := e.Writer(0)
 	emitValue(t, w, 0, "a")
 	emitValue(t, w, 1, "b")
-	if err := w.EmitEvent(context.Background(), 0, "wm"); err != nil {
+	if err := w.EmitEvent(context.Background(), 0, Watermark{Time: 5}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		g    *Gate
 		want []string
-	}{{g0, []string{"0:a", "0:event wm"}}, {g1, nil}} {
+	}{{g0, []string{"0:a", "0:event watermark 5"}}, {g1, nil}} {
 		if got := availableDescribed(t, tc.g); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("got %q, want %q", got, tc.want)
 		}
@@ -139,7 +182,7 @@ func TestEndOfPartition(t *testing.T) {
 			t.Fatalf("Close %d: %v", p, err)
 		}
 	}
-	if got, want := fmt.Sprint(availableDescribed(t, g)), "[1:x 0:event {} 1:event {}]"; got != want {
+	if got, want := fmt.Sprint(availableDescribed(t, g)), "[1:x 0:event end of partition 1:event end of partition]"; got != want {
 		t.Fatalf("got %s, want %s", got, want)
 	}
 	for range 2 {
@@ -150,8 +193,8 @@ func TestEndOfPartition(t *testing.T) {
 	w := e.Writer(0)
 	for name, err := range map[string]error{
 		"Emit":           w.Emit(ctx, 0, &abi.Record{}),
-		"EmitEvent":      w.EmitEvent(ctx, 0, 1),
-		"BroadcastEvent": w.BroadcastEvent(ctx, 1),
+		"EmitEvent":      w.EmitEvent(ctx, 0, Watermark{Time: 1}),
+		"BroadcastEvent": w.BroadcastEvent(ctx, Watermark{Time: 1}),
 		"Close":          w.Close(ctx),
 	} {
 		if !errors.Is(err, ErrClosed) {

@@ -7,9 +7,9 @@
 // count, then records in abi.AppendRecord's layout), so it can go to a UDF as
 // it is, and records decoded from it alias its bytes until it is recycled. A
 // record larger than a buffer travels as consecutive fragments of its channel
-// and reaches the consumer reassembled as a buffer of its own. Control events
-// (watermarks, barriers, EndOfPartition) are buffers too, in order with the
-// records of their channel.
+// and reaches the consumer reassembled as a buffer of its own. Control
+// events, the closed set Event (Watermark, Idle, Barrier, EndOfPartition),
+// are buffers too, in order with the records of their channel.
 //
 // # Flow control
 //

@@ -1,11 +1,62 @@
 package exchange
 
-import "context"
+import (
+	"context"
+	"fmt"
+
+	"wasmstream.io/platform/checkpoint"
+)
+
+// Event is an in-band control event: it travels in a buffer of its own, in
+// order with the records of its channel (or ahead of them, OvertakeEvent).
+// The set is closed, since only this package can implement the unexported
+// method: Watermark, Idle, Barrier and EndOfPartition. A consumer switches
+// over all of them and fails, naming the type, on one it does not handle,
+// rather than dropping it. (A type elsewhere could still satisfy Event by
+// embedding it; nothing may, and consumers reject it as unknown.)
+type Event interface {
+	inBand()
+}
+
+// Watermark says that no record with a timestamp at or before Time follows
+// it on its channel (late records excepted).
+type Watermark struct{ Time int64 }
+
+// Idle marks a channel idle (Idle true) or active again. An idle channel
+// does not hold back the combined watermark of the task that reads it.
+type Idle struct{ Idle bool }
+
+// Barrier carries a checkpoint barrier: in order with the records when the
+// checkpoint is aligned (BroadcastEvent), ahead of them when it is not
+// (OvertakeEvent).
+type Barrier struct{ checkpoint.Barrier }
+
+// EndOfPartition is the event Writer.Close sends on every channel: nothing
+// follows it on that channel.
+type EndOfPartition struct{}
+
+func (Watermark) inBand()      {}
+func (Idle) inBand()           {}
+func (Barrier) inBand()        {}
+func (EndOfPartition) inBand() {}
+
+func (e Watermark) String() string { return fmt.Sprintf("watermark %d", e.Time) }
+
+func (e Idle) String() string {
+	if e.Idle {
+		return "idle"
+	}
+	return "active"
+}
+
+func (e Barrier) String() string { return fmt.Sprintf("barrier %d", e.ID) }
+
+func (EndOfPartition) String() string { return "end of partition" }
 
 // EmitEvent sends channel's partially filled buffer, then ev behind it. An
 // event needs no credit but takes a buffer of the pool until the consumer
 // recycles it, so events are bounded like records.
-func (w *Writer) EmitEvent(ctx context.Context, channel int, ev any) error {
+func (w *Writer) EmitEvent(ctx context.Context, channel int, ev Event) error {
 	w.lock()
 	defer w.unlock()
 	if w.err != nil {
@@ -15,7 +66,7 @@ func (w *Writer) EmitEvent(ctx context.Context, channel int, ev any) error {
 }
 
 // BroadcastEvent is EmitEvent on every channel, in channel order.
-func (w *Writer) BroadcastEvent(ctx context.Context, ev any) error {
+func (w *Writer) BroadcastEvent(ctx context.Context, ev Event) error {
 	w.lock()
 	defer w.unlock()
 	if w.err != nil {
@@ -29,7 +80,7 @@ func (w *Writer) BroadcastEvent(ctx context.Context, ev any) error {
 	return nil
 }
 
-func (w *Writer) emitEvent(ctx context.Context, sp *subpartition, ev any) error {
+func (w *Writer) emitEvent(ctx context.Context, sp *subpartition, ev Event) error {
 	if sp.cur != nil {
 		w.finish(sp)
 	}

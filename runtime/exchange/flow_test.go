@@ -235,8 +235,8 @@ func TestCancelUnblocks(t *testing.T) {
 		call func(ctx context.Context, w *Writer, g *Gate) error
 	}{
 		{"Emit", func(ctx context.Context, w *Writer, _ *Gate) error { return w.Emit(ctx, 0, fixedRecord(1)) }},
-		{"EmitEvent", func(ctx context.Context, w *Writer, _ *Gate) error { return w.EmitEvent(ctx, 0, "wm") }},
-		{"BroadcastEvent", func(ctx context.Context, w *Writer, _ *Gate) error { return w.BroadcastEvent(ctx, "wm") }},
+		{"EmitEvent", func(ctx context.Context, w *Writer, _ *Gate) error { return w.EmitEvent(ctx, 0, Watermark{Time: 1}) }},
+		{"BroadcastEvent", func(ctx context.Context, w *Writer, _ *Gate) error { return w.BroadcastEvent(ctx, Watermark{Time: 1}) }},
 		{"Close", func(ctx context.Context, w *Writer, _ *Gate) error { return w.Close(ctx) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package exchange
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,17 +14,17 @@ func TestBufferTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		timeout time.Duration
-		// steps emit values (an "!" prefix names an event, "flush" and
+		// steps emit values (an "!" prefix names a watermark, "flush" and
 		// "close" call them) and then take what is available.
 		steps [][]string
 		want  [][]string
 	}{
 		{"0 sends every record", 0,
-			[][]string{{"a"}, {"b", "c"}, {"!wm", "d"}},
-			[][]string{{"0:a"}, {"0:b", "0:c"}, {"0:event wm", "0:d"}}},
+			[][]string{{"a"}, {"b", "c"}, {"!3", "d"}},
+			[][]string{{"0:a"}, {"0:b", "0:c"}, {"0:event watermark 3", "0:d"}}},
 		{"-1 sends on full, event, flush and close", -1,
-			[][]string{{"a", "b"}, {"flush"}, {"c", "!wm"}, {"d", "e", "f"}, {"close"}},
-			[][]string{nil, {"0:a,b"}, {"0:c", "0:event wm"}, {"0:d,e"}, {"0:f", "0:event {}"}}},
+			[][]string{{"a", "b"}, {"flush"}, {"c", "!4"}, {"d", "e", "f"}, {"close"}},
+			[][]string{nil, {"0:a,b"}, {"0:c", "0:event watermark 4"}, {"0:d,e"}, {"0:f", "0:event end of partition"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Two 21-byte records fill a 64-byte buffer.
@@ -41,7 +42,11 @@ func TestBufferTimeout(t *testing.T) {
 							t.Fatal(err)
 						}
 					case v[0] == '!':
-						if err := w.EmitEvent(context.Background(), 0, v[1:]); err != nil {
+						wm, err := strconv.ParseInt(v[1:], 10, 64)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if err := w.EmitEvent(context.Background(), 0, Watermark{Time: wm}); err != nil {
 							t.Fatal(err)
 						}
 					default:

@@ -13,7 +13,7 @@ import "wasmstream.io/platform/abi"
 // checkpoint. save runs with the gate's mutex held: it must copy what it
 // keeps and must not block. ev takes no buffer of the pool, so OvertakeEvent
 // never waits, even under backpressure. It returns the bytes overtaken.
-func (w *Writer) OvertakeEvent(ev any, save func(channel int, frame []byte)) (int64, error) {
+func (w *Writer) OvertakeEvent(ev Event, save func(channel int, frame []byte)) (int64, error) {
 	w.lock()
 	defer w.unlock()
 	if w.err != nil {

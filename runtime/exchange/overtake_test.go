@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/checkpoint"
 )
 
 // frameValues lists the values of a frame's records, comma separated.
@@ -27,6 +28,9 @@ func frameValues(t *testing.T, frame []byte) string {
 	}
 	return strings.Join(vs, ",")
 }
+
+// testBarrier is the unaligned barrier the tests overtake with.
+var testBarrier = Barrier{checkpoint.Barrier{ID: 7, Kind: checkpoint.KindCheckpoint}}
 
 // saver collects what OvertakeEvent hands over, as "<channel>:<values>".
 func saver(t *testing.T, saved *[]string) func(int, []byte) {
@@ -54,14 +58,14 @@ func TestOvertakeUnderBackpressure(t *testing.T) {
 		{
 			name: "one channel", consumers: 1,
 			emits:     [][]string{{"aaaa", "bbbb", "cccc", "dddd"}},
-			wantFirst: []string{"0:aaaa", "0:event barrier"},
+			wantFirst: []string{"0:aaaa", "0:event barrier 7"},
 			wantSaved: []string{"0:bbbb", "0:cccc", "0:dddd"},
 			wantBytes: 3 * (4 + 24),
 		},
 		{
 			name: "partial buffers of two channels", consumers: 2,
 			emits:     [][]string{{"a1", "a2"}, {"b1"}},
-			wantFirst: []string{"0:a1", "0:event barrier"},
+			wantFirst: []string{"0:a1", "0:event barrier 7"},
 			wantSaved: []string{"0:a2", "1:b1"},
 			wantBytes: 2 * (4 + 22),
 		},
@@ -93,11 +97,11 @@ func TestOvertakeUnderBackpressure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := w.EmitEvent(cancelled, 0, "must wait"); !errors.Is(err, context.Canceled) {
+			if err := w.EmitEvent(cancelled, 0, Watermark{Time: 1}); !errors.Is(err, context.Canceled) {
 				t.Fatalf("EmitEvent with an empty pool: %v, want it to wait", err)
 			}
 			var saved []string
-			n, err := w.OvertakeEvent("barrier", saver(t, &saved))
+			n, err := w.OvertakeEvent(testBarrier, saver(t, &saved))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +133,7 @@ func TestOvertakeUnderBackpressure(t *testing.T) {
 						continue
 					}
 					if c > 0 && i == 0 {
-						want = append(want, fmt.Sprintf("%d:event barrier", 0))
+						want = append(want, fmt.Sprintf("%d:event barrier 7", 0))
 					}
 					want = append(want, fmt.Sprintf("%d:%s", 0, v))
 				}
@@ -153,8 +157,8 @@ func TestOvertakeSpanningRecords(t *testing.T) {
 		wantOrder string
 		wantSaved string
 	}{
-		{"not started", false, "event barrier," + big + ",small", "0:" + big + " 0:small"},
-		{"started", true, big + ",event barrier,small", "0:small"},
+		{"not started", false, "event barrier 7," + big + ",small", "0:" + big + " 0:small"},
+		{"started", true, big + ",event barrier 7,small", "0:small"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{BufferSize: 64, ExclusivePerChannel: 8, BufferTimeout: -1}
@@ -177,7 +181,7 @@ func TestOvertakeSpanningRecords(t *testing.T) {
 			}
 			emitValue(t, w, 0, "small")
 			var saved []string
-			if _, err := w.OvertakeEvent("barrier", saver(t, &saved)); err != nil {
+			if _, err := w.OvertakeEvent(testBarrier, saver(t, &saved)); err != nil {
 				t.Fatal(err)
 			}
 			for _, b := range available(t, g) {
@@ -206,7 +210,7 @@ func TestOvertakeClosedWriter(t *testing.T) {
 	if err := w.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.OvertakeEvent("barrier", func(int, []byte) { t.Fatal("saved data of a closed writer") }); !errors.Is(err, ErrClosed) {
+	if _, err := w.OvertakeEvent(testBarrier, func(int, []byte) { t.Fatal("saved data of a closed writer") }); !errors.Is(err, ErrClosed) {
 		t.Fatalf("OvertakeEvent after Close: %v, want ErrClosed", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/runtime/exchange"
 	"wasmstream.io/platform/runtime/operator"
 )
 
@@ -36,7 +37,7 @@ func (c *taskCheckpoint) overtake(ctx context.Context, t *Task, b checkpoint.Bar
 	enc := newInFlightEncoder(t.inFlightShape())
 	for wi, w := range t.writers {
 		save := func(ch int, frame []byte) { enc.output(wi, ch, frame) }
-		if _, err := w.OvertakeEvent(b, save); err != nil {
+		if _, err := w.OvertakeEvent(exchange.Barrier{Barrier: b}, save); err != nil {
 			releaseBlobs(blobs)
 			return fmt.Errorf("checkpoint %d: forward the barrier: %w", b.ID, err)
 		}

@@ -169,7 +169,7 @@ func (c *taskCheckpoint) take(ctx context.Context, t *Task, b checkpoint.Barrier
 	}
 	if !ended {
 		for _, w := range t.writers {
-			if err := w.BroadcastEvent(ctx, b); err != nil {
+			if err := w.BroadcastEvent(ctx, exchange.Barrier{Barrier: b}); err != nil {
 				releaseBlobs(blobs)
 				return fmt.Errorf("checkpoint %d: forward the barrier: %w", b.ID, err)
 			}
@@ -224,26 +224,29 @@ func (c *taskCheckpoint) leave(ctx context.Context) error {
 
 // gateEvent handles a barrier, or a channel's end, for alignment. An
 // unaligned checkpoint is taken at its first barrier and acknowledged once
-// every channel has delivered it.
-func (c *taskCheckpoint) gateEvent(ctx context.Context, t *Task, channel int, ev any) error {
+// every channel has delivered it. Any other event is an error: Task.event
+// sends only these two here.
+func (c *taskCheckpoint) gateEvent(ctx context.Context, t *Task, channel int, ev exchange.Event) error {
 	var (
 		b           checkpoint.Barrier
 		alignment   time.Duration
 		first, done bool
 	)
 	switch e := ev.(type) {
-	case checkpoint.Barrier:
-		b = e
-		if c.rec != nil && e.ID > c.rec.id {
+	case exchange.Barrier:
+		b = e.Barrier
+		if c.rec != nil && b.ID > c.rec.id {
 			// The coordinator runs one checkpoint at a time: a newer one
 			// means the recorded one failed.
 			c.abandon()
 		}
-		c.arrived(channel, e.ID)
-		first, done, alignment = c.align.barrier(t.gate, channel, e, c.overtakes(e))
+		c.arrived(channel, b.ID)
+		first, done, alignment = c.align.barrier(t.gate, channel, b, c.overtakes(b))
 	case exchange.EndOfPartition:
 		c.arrived(channel, 0)
 		b, alignment, done = c.align.ended(t.gate, channel)
+	default:
+		return unhandledEvent("barrier alignment", channel, ev)
 	}
 	if first {
 		// take acknowledges at once if no channel is left to record.

@@ -6,7 +6,6 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exchange"
-	"wasmstream.io/platform/watermark"
 )
 
 // sinkStage writes to a connector sink; finish waits for every write to be
@@ -58,7 +57,7 @@ func (e *exchangeOut) Advance(ctx context.Context, wm int64) error {
 		return nil
 	}
 	e.sent, e.hasSent = wm, true
-	return e.writer.BroadcastEvent(ctx, watermark.Event{Time: wm})
+	return e.writer.BroadcastEvent(ctx, exchange.Watermark{Time: wm})
 }
 
 func (e *exchangeOut) Tick(context.Context, int64) error { return nil }

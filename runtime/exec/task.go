@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"wasmstream.io/platform/abi"
-	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exchange"
 	"wasmstream.io/platform/runtime/operator"
@@ -182,18 +181,36 @@ func (t *Task) runGate(ctx context.Context) error {
 	}
 }
 
-// event handles an input channel's event: a checkpoint barrier, or one for
-// event time (gateEvent) and then for barrier alignment (a channel's end).
-func (t *Task) event(ctx context.Context, channel int, ev any) error {
-	if t.cp == nil {
+// event handles an input channel's event: a watermark or an idleness change
+// for event time (gateEvent), a checkpoint barrier for alignment
+// (taskCheckpoint.gateEvent), a channel's end for both. An event it does not
+// know, or a barrier in a task that takes no checkpoints, fails the task.
+func (t *Task) event(ctx context.Context, channel int, ev exchange.Event) error {
+	switch e := ev.(type) {
+	case exchange.Watermark, exchange.Idle:
 		return t.gateEvent(ctx, channel, ev)
-	}
-	if _, ok := ev.(checkpoint.Barrier); !ok {
+	case exchange.Barrier:
+		if t.cp == nil {
+			return fmt.Errorf("input channel %d: checkpoint barrier %d, but the job takes no checkpoints", channel, e.ID)
+		}
+		return t.cp.gateEvent(ctx, t, channel, ev)
+	case exchange.EndOfPartition:
 		if err := t.gateEvent(ctx, channel, ev); err != nil {
 			return err
 		}
+		if t.cp == nil {
+			return nil
+		}
+		return t.cp.gateEvent(ctx, t, channel, ev)
+	default:
+		return unhandledEvent("task", channel, ev)
 	}
-	return t.cp.gateEvent(ctx, t, channel, ev)
+}
+
+// unhandledEvent is the error of a consumer (what) that got an event kind
+// it does not handle on input channel channel.
+func unhandledEvent(what string, channel int, ev exchange.Event) error {
+	return fmt.Errorf("%s: input channel %d: unhandled exchange event %T (%v)", what, channel, ev, ev)
 }
 
 // close releases the chain, the source and the dead-letter sink.

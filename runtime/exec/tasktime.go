@@ -84,22 +84,24 @@ func (t *Task) sourceTick(ctx context.Context) error {
 	return t.chain.Tick(ctx, operator.NowMillis())
 }
 
-// gateEvent handles an event of an input channel: a watermark, an idleness
-// change, or the channel's end (its watermark becomes MaxWatermark). When
-// the combined watermark rises the chain advances; when every channel is
-// idle (or one is active again) the task's consumers are told.
-func (t *Task) gateEvent(ctx context.Context, channel int, ev any) error {
+// gateEvent handles an event of an input channel for event time: a
+// watermark, an idleness change, or the channel's end (its watermark becomes
+// MaxWatermark). When the combined watermark rises the chain advances; when
+// every channel is idle (or one is active again) the task's consumers are
+// told. Any other event (a barrier) is an error: Task.event does not send it
+// here.
+func (t *Task) gateEvent(ctx context.Context, channel int, ev exchange.Event) error {
 	var wm int64
 	var advanced bool
 	switch e := ev.(type) {
-	case watermark.Event:
+	case exchange.Watermark:
 		wm, advanced = t.time.valve.Update(channel, e.Time)
-	case watermark.IdleEvent:
+	case exchange.Idle:
 		wm, advanced = t.time.valve.SetIdle(channel, e.Idle)
 	case exchange.EndOfPartition:
 		wm, advanced = t.time.valve.Update(channel, watermark.MaxWatermark)
 	default:
-		return nil
+		return unhandledEvent("event time", channel, ev)
 	}
 	idle := t.time.valve.Idle()
 	if !idle {
@@ -135,7 +137,7 @@ func (t *Task) announceIdle(ctx context.Context, idle bool) error {
 	}
 	t.time.idle = idle
 	for _, w := range t.writers {
-		if err := w.BroadcastEvent(ctx, watermark.IdleEvent{Idle: idle}); err != nil {
+		if err := w.BroadcastEvent(ctx, exchange.Idle{Idle: idle}); err != nil {
 			return err
 		}
 	}
