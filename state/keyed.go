@@ -55,6 +55,9 @@ type Config struct {
 	// list entries, in bytes, apart from Budget; 0 means
 	// DefaultCacheBytes, negative turns the cache off.
 	CacheBytes int64
+	// Pebble tunes the Pebble backend's database; its zero value is the
+	// defaults.
+	Pebble PebbleConfig
 	// SweepInterval is the Pebble backend's background cleanup period; 0
 	// means DefaultSweepInterval, negative turns it off.
 	SweepInterval time.Duration
@@ -141,7 +144,7 @@ func Open(cfg Config) (*Keyed, error) {
 			cache = DefaultCacheBytes
 		}
 		k.cleanup = -1
-		st, err := openPebble(k.states, k.clock, cfg.Dir, cache, sweep, log)
+		st, err := openPebble(k.states, k.clock, cfg.Dir, cfg.Pebble.withDefaults(), cache, sweep, log)
 		if err != nil {
 			return nil, err
 		}

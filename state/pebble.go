@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // The Pebble backend keeps every entry of a subtask in one Pebble database
@@ -24,13 +23,8 @@ import (
 // The write-ahead log is off: the state is rebuilt from snapshots after a
 // failure, never from the database's own files, which Open clears.
 
-// Pebble tuning: small caches per subtask, so that many subtasks fit.
-const (
-	pebbleCache    = 16 << 20
-	pebbleMemTable = 16 << 20
-	// sweepChunk bounds the entries the sweeper handles per lock.
-	sweepChunk = 512
-)
+// sweepChunk bounds the entries the sweeper handles per lock.
+const sweepChunk = 512
 
 type pebbleStore struct {
 	states []stateInfo
@@ -51,6 +45,8 @@ type pebbleStore struct {
 	batch   *pebble.Batch
 	// cache holds recent point entries; nil when turned off.
 	cache *entryCache
+	// hits and misses count the cache's lookups.
+	hits, misses int64
 }
 
 // pebbleLogger sends Pebble's errors to slog and drops its chatter.
@@ -65,9 +61,10 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 }
 
 // openPebble creates an empty database in dir (removing what was there),
-// with a cache of cacheBytes in front of it when positive, and starts its
-// sweeper when a state has TTL and sweep is positive.
-func openPebble(states []stateInfo, clock Clock, dir string, cacheBytes int64, sweep time.Duration, log *slog.Logger) (*pebbleStore, error) {
+// tuned by tune (whose fields are all set), with a cache of cacheBytes in
+// front of it when positive, and starts its sweeper when a state has TTL and
+// sweep is positive.
+func openPebble(states []stateInfo, clock Clock, dir string, tune PebbleConfig, cacheBytes int64, sweep time.Duration, log *slog.Logger) (*pebbleStore, error) {
 	if dir == "" {
 		return nil, errors.New("pebble backend: no directory")
 	}
@@ -77,19 +74,7 @@ func openPebble(states []stateInfo, clock Clock, dir string, cacheBytes int64, s
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("pebble backend: %w", err)
 	}
-	opts := &pebble.Options{
-		DisableWAL:         true,
-		CacheSize:          pebbleCache,
-		MemTableSize:       pebbleMemTable,
-		Merger:             pebble.DefaultMerger,
-		Logger:             pebbleLogger{log: log},
-		FormatMajorVersion: pebble.FormatNewest,
-	}
-	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
-	for i := range opts.Levels {
-		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	db, err := pebble.Open(dir, opts)
+	db, err := pebble.Open(dir, tune.options(pebbleLogger{log: log}))
 	if err != nil {
 		return nil, fmt.Errorf("pebble backend: open %s: %w", dir, err)
 	}

@@ -12,9 +12,11 @@ func (p *pebbleStore) cachedGet(key []byte) ([]byte, bool, error) {
 	c := p.cache
 	h := c.hash(key)
 	if i := c.find(h, key); i >= 0 {
+		p.hits++
 		_, v, ok := c.entry(i)
 		return v, ok, nil
 	}
+	p.misses++
 	v, ok, err := p.read(key)
 	if err != nil || !c.fits(len(key), len(v)) {
 		return v, ok, err
@@ -109,7 +111,8 @@ func (p *pebbleStore) evictOver(keep int32) error {
 }
 
 // evict brings the cache down to its eviction target, writing the dirty
-// entries it evicts in one batch; it keeps slot keep (when not -1).
+// entries it evicts in batches of up to flushBatch bytes; it keeps slot keep
+// (when not -1).
 func (p *pebbleStore) evict(keep int32) error {
 	c := p.cache
 	b := p.resetBatch()
@@ -125,6 +128,12 @@ func (p *pebbleStore) evict(keep int32) error {
 			}
 		}
 		c.remove(i)
+		if b.Len() >= flushBatch {
+			if err := p.apply(b, "evict"); err != nil {
+				return err
+			}
+			b.Reset()
+		}
 	}
 	return p.apply(b, "evict")
 }
@@ -149,8 +158,11 @@ func (p *pebbleStore) flushCache() error {
 	return p.apply(b, "flush")
 }
 
-// flushBatch is the batch size a flush writes at a time, so that flushing
-// a large cache takes no large buffer.
+// flushBatch is the batch size an eviction or a flush writes at a time, so
+// that writing back a large cache takes no large buffer, and so that Pebble
+// takes each batch into its memtable: a batch of more than half a memtable
+// would become a memtable of its own, sorted apart, flushed at once to a
+// table of L0, and reserved from the block cache meanwhile.
 const flushBatch = 1 << 20
 
 // dropCached forgets key's cached entry, which must be clean: the caller
