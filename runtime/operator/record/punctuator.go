@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"wasmstream.io/platform/abi"
-	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
@@ -15,20 +14,13 @@ import (
 // names, and TagError for records that failed. Records pass on unchanged,
 // except failed ones, which go through the error policy.
 type punctuator struct {
-	module    string
-	function  string
-	fn        int
-	pool      operator.Caller
+	call      operator.RecordCall
 	batchSize int
 	policy    *operator.ErrorPolicy
 
-	frame  []byte
-	reader abi.OutputReader
-	entry  abi.Entry
-	marks  []punctuation
+	marks []punctuation
 	// start is where the current input's marks begin in marks.
-	start  int
-	answer operator.Answer
+	start int
 	// failed holds the message of each input the function failed, empty
 	// for the others.
 	failed []string
@@ -39,7 +31,7 @@ type punctuator struct {
 // self-description) of module on guest for a source's punctuated
 // watermarks, in calls of at most batchSize records.
 func NewPunctuator(module, function string, fn int, guest operator.Caller, batchSize int, policy *operator.ErrorPolicy) watermark.Punctuator {
-	return &punctuator{module: module, function: function, fn: fn, pool: guest, batchSize: batchSize, policy: policy}
+	return &punctuator{call: operator.RecordCall{Module: module, Function: function, Fn: fn, Guest: guest}, batchSize: batchSize, policy: policy}
 }
 
 // punctuation is a watermark emitted after the input record index.
@@ -65,7 +57,7 @@ func (p *punctuator) Punctuate(ctx context.Context, g *watermark.Generator, recs
 func (p *punctuator) chunk(ctx context.Context, g *watermark.Generator, recs []abi.Record) error {
 	return p.policy.Isolate(0, len(recs),
 		func(lo, hi int) error {
-			if err := p.call(ctx, recs[lo:hi]); err != nil {
+			if err := p.run(ctx, recs[lo:hi]); err != nil {
 				return err
 			}
 			return p.pass(ctx, g, recs[lo:hi])
@@ -73,37 +65,20 @@ func (p *punctuator) chunk(ctx context.Context, g *watermark.Generator, recs []a
 		func(i int, err error) error { return p.policy.RecordFailed(ctx, &recs[i], err) })
 }
 
-// call runs the function and collects its punctuations and failures.
-func (p *punctuator) call(ctx context.Context, recs []abi.Record) error {
-	p.frame = abi.AppendFrame(p.frame[:0], recs)
-	out, err := p.pool.Call(ctx, p.fn, p.frame)
-	if err != nil {
-		return err
-	}
-	if err := p.reader.Reset(out, uint32(len(recs))); err != nil {
-		return p.badOutput(err)
-	}
+// run runs the function and collects its punctuations and failures.
+func (p *punctuator) run(ctx context.Context, recs []abi.Record) error {
 	p.marks = p.marks[:0]
 	if cap(p.failed) < len(recs) {
 		p.failed = make([]string, len(recs))
 	}
 	p.failed = p.failed[:len(recs)]
 	clear(p.failed)
-	p.answer.Reset("input")
-	for p.reader.Next(&p.entry) {
-		e := &p.entry
-		if e.Tag == abi.TagError && e.Index == abi.AllRecords {
-			return p.badOutput(fmt.Errorf("frame failed: %s", e.Message))
-		}
-		first, verdict, err := p.answer.Next(e)
-		if err != nil {
-			return p.badOutput(err)
-		}
+	return p.call.Run(ctx, recs, func(e *abi.Entry, first bool, verdict operator.Verdict) error {
 		if first {
 			p.start = len(p.marks)
 		}
 		if e.Tag != abi.TagError && e.Tag != abi.TagWatermark {
-			return p.badOutput(fmt.Errorf("watermark function wrote a %s entry", operator.TagName(e.Tag)))
+			return p.call.BadOutput(fmt.Errorf("watermark function wrote a %s entry", operator.TagName(e.Tag)))
 		}
 		switch verdict {
 		case operator.Fail:
@@ -113,11 +88,8 @@ func (p *punctuator) call(ctx context.Context, recs []abi.Record) error {
 		case operator.Emit:
 			p.marks = append(p.marks, punctuation{index: int(e.Index), wm: e.Timestamp})
 		}
-	}
-	if err := p.reader.Err(); err != nil {
-		return p.badOutput(err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // pass hands the records on, stopping after each punctuated record to emit
@@ -135,7 +107,7 @@ func (p *punctuator) pass(ctx context.Context, g *watermark.Generator, recs []ab
 	}
 	for i := range recs {
 		if p.failed[i] != "" {
-			if err := p.policy.RecordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: %s", p.module, p.function, p.failed[i])); err != nil {
+			if err := p.policy.RecordFailed(ctx, &recs[i], fmt.Errorf("udf[%s] function[%s]: %s", p.call.Module, p.call.Function, p.failed[i])); err != nil {
 				return err
 			}
 		} else {
@@ -154,8 +126,4 @@ func (p *punctuator) pass(ctx context.Context, g *watermark.Generator, recs []ab
 	return flush()
 }
 
-func (p *punctuator) badOutput(err error) error {
-	return &host.CallError{Module: p.module, Function: p.function, Kind: host.KindBadOutput, Err: err}
-}
-
-func (p *punctuator) Close(ctx context.Context) error { return p.pool.Close(ctx) }
+func (p *punctuator) Close(ctx context.Context) error { return p.call.Guest.Close(ctx) }
