@@ -2,11 +2,9 @@ package operator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"wasmstream.io/platform/abi"
-	"wasmstream.io/platform/host"
 )
 
 // frameBytes is about the largest grouped frame a GroupRunner sends in one
@@ -94,8 +92,7 @@ func (w *GroupRunner) Run(ctx context.Context, op abi.Op, wm int64, n int, h Gro
 func (w *GroupRunner) runChunk(ctx context.Context, op abi.Op, wm int64, lo, hi int, h GroupHandlers) error {
 	if w.State != nil {
 		err := w.chunk(ctx, lo, hi, h)
-		var callErr *host.CallError
-		if errors.As(err, &callErr) {
+		if err != nil && failedCall(err) {
 			// The call may have changed state before it failed: running
 			// its groups again would apply those changes twice.
 			return fmt.Errorf("operator[%s]: %w", w.Policy.Vertex, err)

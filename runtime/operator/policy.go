@@ -120,8 +120,7 @@ func headerValue(text string) []byte {
 // changed state that running its inputs again would change twice.
 func (p *ErrorPolicy) Isolate(lo, hi int, call func(lo, hi int) error, failed func(i int, err error) error) error {
 	err := call(lo, hi)
-	var callErr *host.CallError
-	if err == nil || !errors.As(err, &callErr) {
+	if err == nil || !failedCall(err) {
 		return err
 	}
 	if hi-lo == 1 {
@@ -136,4 +135,12 @@ func (p *ErrorPolicy) Isolate(lo, hi int, call func(lo, hi int) error, failed fu
 		}
 	}
 	return nil
+}
+
+// failedCall reports whether err is a call that failed inside the guest. It
+// is its own function so that the error's target is allocated only on the
+// error path.
+func failedCall(err error) bool {
+	var callErr *host.CallError
+	return errors.As(err, &callErr)
 }
