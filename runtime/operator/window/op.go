@@ -59,6 +59,9 @@ type Operator struct {
 	lastTick int64
 	clock    func() int64
 	pane     int64
+	// safeLo..safeHi are the times whose window arithmetic cannot
+	// overflow (processPanes).
+	safeLo, safeHi int64
 	// fireSeq numbers the firing timers of time windows; a key's fired
 	// holds the number of the last one it joined.
 	fireSeq int64
@@ -90,8 +93,23 @@ func newWindowOp(vertex string, wp *plan.Window, lateCount *atomic.Int64, policy
 	}
 	if wp.Type == plan.WindowTumbling || wp.Type == plan.WindowSliding {
 		w.pane = gcd(wp.Size, wp.Slide)
+		w.safeLo, w.safeHi = safeRange(wp)
 	}
 	return w
+}
+
+// safeRange is the times t for which t - offset, t + size + lateness and
+// the pane bounds stay inside int64: plain arithmetic is exact there. Sizes
+// too large for any such t give an empty range.
+func safeRange(wp *plan.Window) (lo, hi int64) {
+	margin := int64(0)
+	for _, v := range []int64{wp.Size, wp.Slide, wp.Offset, wp.Lateness} {
+		if v < 0 || v > math.MaxInt64/8 {
+			return 1, 0
+		}
+		margin += v
+	}
+	return math.MinInt64 + margin + 1, math.MaxInt64 - margin - 1
 }
 
 func gcd(a, b int64) int64 {
@@ -235,42 +253,78 @@ func (w *Operator) processPanes(ctx context.Context, recs []abi.Record) error {
 	for i := range recs {
 		rec := &recs[i]
 		t := w.timeOf(rec, now)
-		// The windows of t are at distances d = last, last + slide, ...
-		// below size from their starts.
-		last := w.offsetIn(t, wp.Slide)
-		if last >= wp.Size {
+		var pt paneTimes
+		if t >= w.safeLo && t <= w.safeHi {
+			// Far from the ends of int64 plain arithmetic is exact.
+			pt.last = floorMod(t-wp.Offset, wp.Slide)
+			if pt.last >= wp.Size {
+				continue
+			}
+			pt.late = !wp.Processing && t-pt.last+wp.Size-1+wp.Lateness <= w.wm
+			pt.paneStart = t - floorMod(t-wp.Offset, w.pane)
+			pt.paneEnd = pt.paneStart + w.pane
+			pt.firstEnd = t - (pt.last + (wp.Size-1-pt.last)/wp.Slide*wp.Slide) + wp.Size
+		} else if pt = w.paneTimesNearLimits(t); pt.last >= wp.Size {
 			// A sliding window that slides further than its size leaves
 			// gaps: this record is in no window.
 			continue
 		}
 		// The window with the latest end is the last one to become late.
-		if _, end := w.windowAt(t, last); w.isLate(end) {
+		if pt.late {
 			w.tooLate(rec)
 			continue
 		}
 		ks := w.store.key(w.keyOf(rec), true)
-		inPane := w.offsetIn(t, w.pane)
-		ps := operator.SubTime(t, inPane)
-		s := ks.slotAt(ps)
+		s := ks.slotAt(pt.paneStart)
 		if s == nil {
-			s = w.store.newSlot(ps, operator.AddTime(t, w.pane-inPane))
+			s = w.store.newSlot(pt.paneStart, pt.paneEnd)
 			ks.insert(s)
-			w.indexPane(ps, ks)
+			w.indexPane(pt.paneStart, ks)
 		}
 		// The window with the earliest end fires first: if it has fired,
 		// the record is late but within the allowed lateness.
-		_, firstEnd := w.windowAt(t, last+(wp.Size-1-last)/wp.Slide*wp.Slide)
-		if wp.Processing || firstEnd-1 > w.wm {
+		if wp.Processing || pt.firstEnd-1 > w.wm {
 			if err := w.fn.add(ctx, ks, s, rec); err != nil {
 				return err
 			}
 			continue
 		}
+		last := pt.last
 		if err := w.refirePanes(ctx, ks, s, rec, t, last); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// paneTimes are the window arithmetic of one record's time t: the distance
+// of t from the start of the last window that holds it, whether that window
+// (the last to become late) is late, and the record's pane and the end of
+// the first window that holds it.
+type paneTimes struct {
+	last               int64
+	late               bool
+	paneStart, paneEnd int64
+	firstEnd           int64
+}
+
+// paneTimesNearLimits computes t's pane times near the ends of int64,
+// outside safeLo..safeHi, where every sum is capped (AddTime, SubTime).
+// last >= Size says t is in no window (a slide longer than the size leaves
+// gaps).
+func (w *Operator) paneTimesNearLimits(t int64) (pt paneTimes) {
+	wp := w.plan
+	pt.last = w.offsetIn(t, wp.Slide)
+	if pt.last >= wp.Size {
+		return pt
+	}
+	_, lastEnd := w.windowAt(t, pt.last)
+	pt.late = w.isLate(lastEnd)
+	inPane := w.offsetIn(t, w.pane)
+	pt.paneStart = operator.SubTime(t, inPane)
+	pt.paneEnd = operator.AddTime(t, w.pane-inPane)
+	_, pt.firstEnd = w.windowAt(t, pt.last+(wp.Size-1-pt.last)/wp.Slide*wp.Slide)
+	return pt
 }
 
 // refirePanes adds a record late within the allowed lateness and emits
