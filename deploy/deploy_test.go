@@ -454,7 +454,7 @@ func mustRead(name string) []byte {
 }
 
 // registeredMetrics are the metric names the platform registers, found in
-// the source of the runtime and api packages: prometheus.NewDesc and
+// the source of the runtime packages (runtime/... ) and api: prometheus.NewDesc and
 // Name: in collector options, with the _bucket, _sum and _count series of
 // histograms.
 func registeredMetrics(t *testing.T) map[string]bool {
@@ -463,29 +463,35 @@ func registeredMetrics(t *testing.T) map[string]bool {
 	descRE := regexp.MustCompile(`(\w+)\s*=\s*prometheus\.NewDesc\(\s*"([a-z_:]+)"`)
 	nameRE := regexp.MustCompile(`Name:\s*"(platform_[a-z_:]+)"`)
 	histRE := regexp.MustCompile(`NewConstHistogram\((\w+)`)
+	var files []string
 	for _, dir := range []string{"runtime", "api"} {
-		files, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+				files = append(files, path)
+			}
+			return err
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			src := readFile(t, f)
-			descs := map[string]string{}
-			for _, m := range descRE.FindAllSubmatch(src, -1) {
-				descs[string(m[1])] = string(m[2])
-				names[string(m[2])] = true
-			}
-			for _, m := range nameRE.FindAllSubmatch(src, -1) {
-				names[string(m[1])] = true
-			}
-			for _, m := range histRE.FindAllSubmatch(src, -1) {
-				if n := descs[string(m[1])]; n != "" {
-					for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-						names[n+suffix] = true
-					}
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src := readFile(t, f)
+		descs := map[string]string{}
+		for _, m := range descRE.FindAllSubmatch(src, -1) {
+			descs[string(m[1])] = string(m[2])
+			names[string(m[2])] = true
+		}
+		for _, m := range nameRE.FindAllSubmatch(src, -1) {
+			names[string(m[1])] = true
+		}
+		for _, m := range histRE.FindAllSubmatch(src, -1) {
+			if n := descs[string(m[1])]; n != "" {
+				for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+					names[n+suffix] = true
 				}
 			}
 		}
