@@ -107,7 +107,7 @@ func sleb64(v int64) []byte {
 func TestValidateManyExports(t *testing.T) {
 	h, _ := newHost(t, "")
 	want := abi.Description{ABI: 1, Functions: []abi.Function{{Name: "f", Kind: abi.KindMap}}}
-	for _, n := range []int{0, 1, 1000, 200_000} {
+	for _, n := range []int{0, 1, 1000, 200_000, 1_000_000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			wasm := manyExportsModule(n)
 			m, err := h.Compile(context.Background(), wasm)
@@ -133,7 +133,7 @@ func TestValidateManyExports(t *testing.T) {
 // validation) of modules with n exported functions besides the ABI's, on a
 // fresh Host each time so that nothing is cached.
 func BenchmarkValidateManyExports(b *testing.B) {
-	for _, n := range []int{12_500, 25_000, 50_000, 100_000, 200_000} {
+	for _, n := range []int{12_500, 25_000, 50_000, 100_000, 200_000, 1_000_000} {
 		wasm := manyExportsModule(n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			ctx := context.Background()
