@@ -43,9 +43,9 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from str
 	return cp, nil
 }
 
-// checkpointWarnings says what an exactly-once job's sink streams imply:
-// a duplicate window shorter than a recovery can take makes recovery read
-// the sink subject back to fence interrupted commits.
+// checkpointWarnings says what an exactly-once job's sink and dead-letter
+// streams imply: a duplicate window shorter than a recovery can take makes
+// recovery read the subject back to fence interrupted commits.
 func (m *Manager) checkpointWarnings(ctx context.Context, p *plan.Plan) []string {
 	c := p.Job.Checkpoint
 	if c == nil || c.Mode != plan.ModeExactlyOnce || m.cfg.JetStream == nil {
@@ -53,20 +53,26 @@ func (m *Manager) checkpointWarnings(ctx context.Context, p *plan.Plan) []string
 	}
 	bound := exec.NewRestartPolicy(p.Job.Restart).LongestDelay()
 	var out []string
-	for i, s := range p.Job.Sinks {
-		if s.JetStream == nil {
-			continue
-		}
-		stream, window, err := connector.DuplicateWindow(ctx, m.cfg.JetStream, s.JetStream.Subject)
+	check := func(path, subject string) {
+		stream, window, err := connector.DuplicateWindow(ctx, m.cfg.JetStream, subject)
 		if err != nil {
-			continue
+			return
 		}
 		if need := bound + time.Minute; window < need {
-			out = append(out, fmt.Sprintf("sinks[%d]: stream %s de-duplicates over %s, less than a recovery may take (restart delay up to %s plus a minute to restore): "+
+			out = append(out, fmt.Sprintf("%s: stream %s de-duplicates over %s, less than a recovery may take (restart delay up to %s plus a minute to restore): "+
 				"a commit interrupted by a failure and replayed after the window is fenced by reading the subject %q back since the commit began, "+
 				"so output stays exactly once but such a recovery is slower; raise the stream's duplicate_window to avoid it",
-				i, stream, window, bound, s.JetStream.Subject))
+				path, stream, window, bound, subject))
 		}
+	}
+	for i, s := range p.Job.Sinks {
+		if s.JetStream != nil {
+			check(fmt.Sprintf("sinks[%d]", i), s.JetStream.Subject)
+		}
+	}
+	// Dead letters are committed like a sink's output (exec's txDeadLetters).
+	if p.Job.DeadLetter != "" {
+		check("dead_letter_subject", p.Job.DeadLetter)
 	}
 	return out
 }

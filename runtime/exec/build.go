@@ -72,11 +72,11 @@ func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*Task, error
 	t := &Task{name: v.ID, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.Log.With("vertex", v.ID, "subtask", i)}
 	b.checkpointTask(t, v)
 	if job.OnUDFError == operator.OnErrorDeadLetter {
-		sink, err := connector.NewJetStreamSink(ctx, b.j.Env.JetStream, connector.JetStreamSinkConfig{Subject: job.DeadLetter})
+		dlq, err := b.deadLetters(ctx, t, v, i)
 		if err != nil {
 			return t, fmt.Errorf("dead_letter_subject: %w", err)
 		}
-		t.dlq = &sinkStage{sink: sink}
+		t.dlq = dlq
 	}
 	chain, err := b.vertexStage(ctx, t, v, i)
 	t.chain = chain
@@ -183,6 +183,20 @@ func (b *builder) sink(ctx context.Context, t *Task, v *plan.Vertex, i int) (ope
 	}
 	js := v.Sink.JetStream
 	sink, err := connector.NewJetStreamSink(ctx, b.j.Env.JetStream, connector.JetStreamSinkConfig{Subject: js.Subject, MaxInFlight: js.MaxInFlight})
+	if err != nil {
+		return nil, err
+	}
+	return &sinkStage{sink: sink}, nil
+}
+
+// deadLetters builds the dead-letter sink of subtask i of the task headed by
+// v: transactional in an exactly-once job, like its sinks, and otherwise a
+// plain sink publishing each dead letter at once (at least once).
+func (b *builder) deadLetters(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
+	if b.run != nil && b.run.exactlyOnce {
+		return b.txDeadLetters(ctx, t, v, i)
+	}
+	sink, err := connector.NewJetStreamSink(ctx, b.j.Env.JetStream, connector.JetStreamSinkConfig{Subject: b.j.Plan.Job.DeadLetter})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sort"
 
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/operator"
@@ -111,6 +112,87 @@ func (b *builder) txSink(ctx context.Context, t *Task, v *plan.Vertex, i int) (o
 		return nil, fmt.Errorf("sink %s: recover staged output: %w", v.ID, err)
 	}
 	return s, nil
+}
+
+// txDeadLetters builds the dead-letter sink of subtask i of the task headed
+// by v in an exactly-once job: a transactional sink, like txSink's, that
+// stages the task's dead letters with its checkpoints and publishes them
+// with ids of their own, <job>.$dlq.<task>.<subtask>.<checkpoint>.<index>,
+// once the checkpoint after them completes. The dead letters the restored
+// checkpoint holds are committed before the task starts.
+func (b *builder) txDeadLetters(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
+	sink, err := connector.NewTxSink(ctx, b.j.Env.JetStream, connector.TxSinkConfig{
+		Subject: b.j.Plan.Job.DeadLetter, Prefix: deadLetterPrefix(b.j.ID, v.ID, i),
+		SpillDir: b.spillDir(), Budget: b.j.Env.Budgets.SinkStaging,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if b.restore != nil {
+		epochs, err := b.deadLetterEpochs(ctx, v, i)
+		if err == nil && len(epochs) > 0 {
+			var st connector.RecoverStats
+			st, err = sink.Recover(ctx, epochs, b.restore.restoredAt())
+			b.j.Log.Info("dead letters recovered", "vertex", v.ID, "subtask", i, "epochs", st.Epochs,
+				"published", st.Published, "skipped", st.Skipped, "read_back", st.ReadBack)
+		}
+		if err != nil {
+			_ = sink.Close()
+			return nil, fmt.Errorf("recover staged dead letters: %w", err)
+		}
+	}
+	s := &txSinkStage{name: deadLetterBlob(v.ID, i), sink: sink}
+	t.cp.add(s)
+	return s, nil
+}
+
+// deadLetterEpochs are the staged dead letters that subtask i of the task
+// headed by v commits on a restore: those of the old subtasks j of that task
+// with j % parallelism == i, and, for subtask 0 of the job's first task,
+// those of tasks the job no longer has (a savepoint restored into a job whose
+// chains changed). Each old task's dead letters are so committed by exactly
+// one new subtask, and none is dropped.
+func (b *builder) deadLetterEpochs(ctx context.Context, v *plan.Vertex, i int) ([]*connector.Epoch, error) {
+	heads := map[string]*plan.Vertex{}
+	var first *plan.Vertex
+	for _, u := range b.j.Plan.Vertices {
+		if len(u.In) == 1 && u.In[0].Chained() {
+			continue
+		}
+		heads[u.ID] = u
+		if first == nil {
+			first = u
+		}
+	}
+	var names []string
+	for name := range b.restore.meta.Blobs {
+		head, j, ok := parseDeadLetterBlob(name)
+		if !ok {
+			continue
+		}
+		if h := heads[head]; h != nil {
+			if h != v || j%v.Parallelism != i {
+				continue
+			}
+		} else if v != first || i != 0 {
+			continue
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []*connector.Epoch
+	for _, name := range names {
+		data, err := b.restore.read(ctx, b.restore.meta.Blobs[name])
+		if err != nil {
+			return nil, err
+		}
+		es, err := connector.DecodeEpochs(data)
+		if err != nil {
+			return nil, b.restore.fail(fmt.Errorf("%s: %w", name, err))
+		}
+		out = append(out, es...)
+	}
+	return out, nil
 }
 
 // spillDir holds the files of staged output past a sink's memory budget.

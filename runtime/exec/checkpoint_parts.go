@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
@@ -27,6 +28,44 @@ const (
 
 func blobName(kind, vertex string, subtask int) string {
 	return kind + "~" + vertex + "~" + strconv.Itoa(subtask)
+}
+
+// blobDeadLetters is the kind of blob holding the dead letters a task of an
+// exactly-once job staged and has not committed. They are the task's
+// output, not an operator's state: the blob is named after the task,
+// "deadletters~<chain head>[<subtask>]", in two parts, so that the restore's
+// check of operator state does not apply to it, and a restore whose chains
+// changed hands it to another task (builder.deadLetterEpochs) instead of
+// refusing or dropping it.
+const blobDeadLetters = "deadletters"
+
+func deadLetterBlob(head string, subtask int) string {
+	return blobDeadLetters + "~" + head + "[" + strconv.Itoa(subtask) + "]"
+}
+
+// parseDeadLetterBlob reads the chain head and subtask of a dead-letter
+// blob's name.
+func parseDeadLetterBlob(name string) (head string, subtask int, ok bool) {
+	rest, ok := strings.CutPrefix(name, blobDeadLetters+"~")
+	if !ok || !strings.HasSuffix(rest, "]") {
+		return "", 0, false
+	}
+	open := strings.LastIndexByte(rest, '[')
+	if open <= 0 {
+		return "", 0, false
+	}
+	subtask, err := strconv.Atoi(rest[open+1 : len(rest)-1])
+	if err != nil || subtask < 0 {
+		return "", 0, false
+	}
+	return rest[:open], subtask, true
+}
+
+// deadLetterPrefix starts the message ids of the dead letters of subtask i
+// of the task headed by head. "$" is no identifier character, so they never
+// collide with a sink's ids, <job>.<sink>.<subtask>.
+func deadLetterPrefix(job, head string, subtask int) string {
+	return job + ".$dlq." + head + "." + strconv.Itoa(subtask)
 }
 
 // positioned is a source that reports where it is: the last stream
@@ -70,8 +109,9 @@ func (p *statefulPart) snapshot(ctx context.Context, _ int64) ([]operator.Blob, 
 	return []operator.Blob{b}, nil
 }
 
-// txSinkStage is an exactly-once JetStream sink subtask: records are staged
-// and committed when the checkpoint after them completes.
+// txSinkStage is an exactly-once JetStream sink subtask, or a task's
+// dead-letter sink in an exactly-once job: records are staged and committed
+// when the checkpoint after them completes.
 type txSinkStage struct {
 	name string
 	sink *connector.TxSink
