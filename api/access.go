@@ -213,7 +213,7 @@ func (s *server) audit(r *http.Request, sw *statusWriter, who string, scope Scop
 		attrs = append(attrs, "scope", scope.String())
 	}
 	attrs = append(attrs, "method", r.Method, "route", route)
-	id := pathID(route, r.URL.EscapedPath())
+	id := pathParam(route, r.URL.EscapedPath(), "{id}")
 	if id == "" {
 		// A creation names what it created in Location.
 		id = createdID(sw.Header().Get("Location"), route)
@@ -228,6 +228,9 @@ func (s *server) audit(r *http.Request, sw *statusWriter, who string, scope Scop
 	if sp := r.URL.Query().Get("from_savepoint"); sp != "" && route == "/v1/jobs" {
 		attrs = append(attrs, "savepoint", sp)
 	}
+	if sp := pathParam(route, r.URL.EscapedPath(), "{savepoint}"); sp != "" {
+		attrs = append(attrs, "savepoint", sp)
+	}
 	status := sw.status
 	if status == 0 {
 		status = http.StatusOK
@@ -236,15 +239,16 @@ func (s *server) audit(r *http.Request, sw *statusWriter, who string, scope Scop
 	s.log.InfoContext(context.WithoutCancel(r.Context()), "audit", attrs...)
 }
 
-// pathID is the segment of an escaped path that a route's {id} stands for.
-func pathID(route, escaped string) string {
+// pathParam is the segment of an escaped path that a route's wildcard
+// ("{id}") stands for.
+func pathParam(route, escaped, wildcard string) string {
 	want := strings.Split(route, "/")
 	got := strings.Split(escaped, "/")
 	if len(want) != len(got) {
 		return ""
 	}
 	for i, seg := range want {
-		if seg == "{id}" {
+		if seg == wildcard {
 			id, err := url.PathUnescape(got[i])
 			if err != nil {
 				return ""

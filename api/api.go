@@ -1,5 +1,5 @@
-// Package api owns the HTTP control plane: uploading and deleting modules,
-// submitting, checking, inspecting and cancelling jobs, a job's
+// Package api owns the HTTP control plane: uploading, naming and deleting
+// modules, submitting, checking, inspecting, cancelling and deleting jobs, a job's
 // backpressure, the metrics, liveness and readiness endpoints, and the web
 // UI (ui/, embedded). Errors are RFC 9457 problem details of the kinds in
 // one catalogue (catalogue.go). The routes are one table (routes.go) that
@@ -21,9 +21,13 @@ import (
 // Modules stores and describes uploaded Wasm modules.
 type Modules interface {
 	UploadModule(ctx context.Context, wasm []byte) (runtime.ModuleInfo, error)
+	// UploadNamedModule stores a module as the next version of a name.
+	UploadNamedModule(ctx context.Context, wasm []byte, name string) (runtime.ModuleInfo, error)
 	ListModules(ctx context.Context) ([]runtime.ModuleInfo, error)
-	GetModule(ctx context.Context, id string) (runtime.ModuleInfo, error)
-	DeleteModule(ctx context.Context, id string) error
+	// GetModule and DeleteModule take an id or name@version (GetModule
+	// also a name: its latest version).
+	GetModule(ctx context.Context, ref string) (runtime.ModuleInfo, error)
+	DeleteModule(ctx context.Context, ref string) error
 }
 
 // Jobs submits, describes and cancels jobs.
@@ -35,6 +39,11 @@ type Jobs interface {
 	ListJobs(ctx context.Context) ([]runtime.JobInfo, error)
 	GetJob(ctx context.Context, id string) (runtime.JobInfo, error)
 	CancelJob(ctx context.Context, id string) (runtime.JobInfo, error)
+	// JobSpec returns the spec a job was submitted with and its media type.
+	JobSpec(ctx context.Context, id string) ([]byte, string, error)
+	// DeleteJob removes a job that has ended, with its checkpoints, and
+	// its savepoints too when savepoints is set.
+	DeleteJob(ctx context.Context, id string, savepoints bool) error
 	// Backpressure reports a job's backpressure over the last sampled
 	// interval and its bottleneck.
 	Backpressure(ctx context.Context, id string) (runtime.BackpressureInfo, error)

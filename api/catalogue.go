@@ -18,6 +18,8 @@ const (
 	moduleInUse
 	jobFinished
 	noCheckpoints
+	jobNotEnded
+	savepointInUse
 	unauthenticated
 	insufficientScope
 	tooManyUploads
@@ -54,6 +56,8 @@ var catalogue = [numKinds]kindInfo{
 	moduleInUse:          {problemBase + "module-in-use", "Module in use", http.StatusConflict},
 	jobFinished:          {problemBase + "job-finished", "Job already finished", http.StatusConflict},
 	noCheckpoints:        {problemBase + "no-checkpoints", "Job takes no checkpoints", http.StatusConflict},
+	jobNotEnded:          {problemBase + "job-not-ended", "Job has not ended", http.StatusConflict},
+	savepointInUse:       {problemBase + "savepoint-in-use", "Savepoint in use", http.StatusConflict},
 	insufficientScope:    {problemBase + "insufficient-scope", "Insufficient scope", http.StatusForbidden},
 	tooManyUploads:       {problemBase + "too-many-uploads", "Too many uploads", http.StatusServiceUnavailable},
 	requestTimeout:       {problemBase + "request-timeout", "Request timed out", http.StatusServiceUnavailable},

@@ -18,10 +18,12 @@ type Checkpoints interface {
 	TriggerSavepoint(ctx context.Context, job string) (runtime.SavepointInfo, error)
 	Savepoints(ctx context.Context, job string) ([]runtime.SavepointInfo, error)
 	StopJob(ctx context.Context, job string) (runtime.SavepointInfo, error)
+	// DeleteSavepoint disposes of one of a job's savepoints.
+	DeleteSavepoint(ctx context.Context, job, savepoint string) error
 }
 
 // failCheckpoint answers a checkpoint error: 409 for a job without
-// checkpoints or not running.
+// checkpoints or not running (and, from fail, for a savepoint in use).
 func (s *server) failCheckpoint(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, runtime.ErrNoCheckpoints) || errors.Is(err, runtime.ErrNotRunning) {
 		writeProblem(w, noCheckpoints.problem(err.Error()))
@@ -75,4 +77,12 @@ func (s *server) stopJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, r, http.StatusAccepted, sp)
+}
+
+func (s *server) deleteSavepoint(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkpoints.DeleteSavepoint(r.Context(), r.PathValue("id"), r.PathValue("savepoint")); err != nil {
+		s.failCheckpoint(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

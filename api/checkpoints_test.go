@@ -51,6 +51,19 @@ func (fakeCheckpoints) Savepoints(context.Context, string) ([]runtime.SavepointI
 	return nil, nil
 }
 
+// DeleteSavepoint deletes job-1-1; job-1-2 is in use.
+func (fakeCheckpoints) DeleteSavepoint(_ context.Context, job, savepoint string) error {
+	switch {
+	case job == "job-2":
+		return fmt.Errorf("job %s: %w", job, runtime.ErrNoCheckpoints)
+	case job == "job-1" && savepoint == "job-1-1":
+		return nil
+	case job == "job-1" && savepoint == "job-1-2":
+		return fmt.Errorf("savepoint %s: jobs job-9 started from it and have not ended: %w", savepoint, runtime.ErrSavepointInUse)
+	}
+	return fmt.Errorf("savepoint %s of job %s: %w", savepoint, job, runtime.ErrNotFound)
+}
+
 func (f fakeCheckpoints) StopJob(ctx context.Context, job string) (runtime.SavepointInfo, error) {
 	return f.TriggerSavepoint(ctx, job)
 }

@@ -39,6 +39,12 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeProblem(w, moduleInUse.problem(err.Error()))
 	case errors.Is(err, runtime.ErrFinished):
 		writeProblem(w, jobFinished.problem(err.Error()))
+	case errors.Is(err, runtime.ErrNotEnded):
+		writeProblem(w, jobNotEnded.problem(err.Error()))
+	case errors.Is(err, runtime.ErrSavepointInUse):
+		writeProblem(w, savepointInUse.problem(err.Error()))
+	case errors.Is(err, runtime.ErrInvalidModuleName):
+		writeProblem(w, invalidRequest.problem(err.Error()))
 	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
 		// The request's deadline passed (or its client left) while the
 		// platform worked on it.

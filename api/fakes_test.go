@@ -26,6 +26,8 @@ type fakeModules struct {
 	uploadErr error
 	listErr   error
 	uploaded  [][]byte
+	// named are the names of the named uploads.
+	named []string
 }
 
 func (f *fakeModules) UploadModule(_ context.Context, wasm []byte) (runtime.ModuleInfo, error) {
@@ -39,6 +41,19 @@ func (f *fakeModules) UploadModule(_ context.Context, wasm []byte) (runtime.Modu
 		Functions: []abi.Function{{Name: "parse", Kind: abi.KindMap}},
 		Uploaded:  t0,
 	}
+	f.mods[info.ID] = info
+	return info, nil
+}
+
+// UploadNamedModule uploads as UploadModule does and makes the module
+// version 1 of the name.
+func (f *fakeModules) UploadNamedModule(ctx context.Context, wasm []byte, name string) (runtime.ModuleInfo, error) {
+	info, err := f.UploadModule(ctx, wasm)
+	if err != nil {
+		return info, err
+	}
+	f.named = append(f.named, name)
+	info.Names, info.Version = []string{name + "@1"}, name+"@1"
 	f.mods[info.ID] = info
 	return info, nil
 }
@@ -83,6 +98,8 @@ type fakeJobs struct {
 	submitted [][]byte
 	// validated records the dry runs: spec, from and allow.
 	validated []string
+	// deleted records the deletions: id and savepoints.
+	deleted []string
 }
 
 func (f *fakeJobs) SubmitJob(_ context.Context, spec []byte) (runtime.JobInfo, error) {
@@ -135,6 +152,32 @@ func (f *fakeJobs) CancelJob(_ context.Context, id string) (runtime.JobInfo, err
 	j.State = runtime.StateCancelling
 	f.jobs[id] = j
 	return j, nil
+}
+
+// JobSpec answers with a spec naming the job, in JSON for job-2.
+func (f *fakeJobs) JobSpec(_ context.Context, id string) ([]byte, string, error) {
+	j, ok := f.jobs[id]
+	switch {
+	case !ok:
+		return nil, "", fmt.Errorf("job %s: %w", id, runtime.ErrNotFound)
+	case id == "job-2":
+		return []byte(`{"name": "` + j.Name + `"}` + "\n"), "application/json", nil
+	}
+	return []byte("name: " + j.Name + "\n"), "application/yaml", nil
+}
+
+// DeleteJob deletes an ended job and records what it was asked.
+func (f *fakeJobs) DeleteJob(_ context.Context, id string, savepoints bool) error {
+	j, ok := f.jobs[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("job %s: %w", id, runtime.ErrNotFound)
+	case !j.State.Terminal():
+		return fmt.Errorf("job %s is %s; cancel or stop it first: %w", id, j.State, runtime.ErrNotEnded)
+	}
+	delete(f.jobs, id)
+	f.deleted = append(f.deleted, fmt.Sprintf("%s savepoints=%v", id, savepoints))
+	return nil
 }
 
 func (f *fakeJobs) Backpressure(_ context.Context, id string) (runtime.BackpressureInfo, error) {

@@ -7,9 +7,16 @@ import (
 	"wasmstream.io/platform/runtime"
 )
 
-// uploadModule stores the body's module under its content hash. Query
-// parameters are ignored: a module never gets a name from the client.
+// uploadModule stores the body's module under its content hash and, with
+// ?name=N, as the next version of the name N.
 func (s *server) uploadModule(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	if r.URL.Query().Has("name") {
+		if err := runtime.CheckModuleName(name); err != nil {
+			writeProblem(w, invalidRequest.listed("", []fieldProblem{{Field: "name", Message: err.Error()}}))
+			return
+		}
+	}
 	if !mediaTypeOK(w, r, "application/wasm", "application/octet-stream") {
 		return
 	}
@@ -33,7 +40,13 @@ func (s *server) uploadModule(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	info, err := s.modules.UploadModule(r.Context(), wasm)
+	var info runtime.ModuleInfo
+	var err error
+	if name != "" {
+		info, err = s.modules.UploadNamedModule(r.Context(), wasm, name)
+	} else {
+		info, err = s.modules.UploadModule(r.Context(), wasm)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

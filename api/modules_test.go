@@ -15,8 +15,9 @@ func TestModules(t *testing.T) {
 		uploadErr error
 		req       request
 		want      response
-		// wantUploaded is what reached UploadModule.
-		wantUploaded []string
+		// wantUploaded is what reached UploadModule or UploadNamedModule,
+		// wantNamed the names the latter got.
+		wantUploaded, wantNamed []string
 	}{{
 		name: "upload wasm",
 		req:  request{method: "POST", target: "/v1/modules", body: wasm8, header: map[string]string{"Content-Type": "application/wasm"}},
@@ -24,11 +25,32 @@ func TestModules(t *testing.T) {
 			"Content-Type": jsonType, "Location": "/v1/modules/sha256:0061736d01000000"}},
 		wantUploaded: []string{wasm8},
 	}, {
-		name: "upload octet-stream ignores a client-supplied name",
-		req:  request{method: "POST", target: "/v1/modules?name=evil&id=sha256:00ff", body: wasm8, header: map[string]string{"Content-Type": "application/octet-stream"}},
+		name: "upload octet-stream ignores a client-supplied id",
+		req:  request{method: "POST", target: "/v1/modules?id=sha256:00ff", body: wasm8, header: map[string]string{"Content-Type": "application/octet-stream"}},
 		want: response{status: 201, body: uploaded, header: map[string]string{
 			"Content-Type": jsonType, "Location": "/v1/modules/sha256:0061736d01000000"}},
 		wantUploaded: []string{wasm8},
+	}, {
+		name: "upload with a name",
+		req:  request{method: "POST", target: "/v1/modules?name=words", body: wasm8, header: map[string]string{"Content-Type": "application/wasm"}},
+		want: response{status: 201, body: `{"id":"sha256:0061736d01000000","names":["words@1"],"version":"words@1","size":8,"functions":[{"name":"parse","kind":"map"}],"uploaded":"2026-01-02T03:04:05Z"}`,
+			header: map[string]string{"Content-Type": jsonType, "Location": "/v1/modules/sha256:0061736d01000000"}},
+		wantUploaded: []string{wasm8},
+		wantNamed:    []string{"words"},
+	}, {
+		name: "upload with a bad name",
+		req:  request{method: "POST", target: "/v1/modules?name=My.Words", body: wasm8, header: map[string]string{"Content-Type": "application/wasm"}},
+		want: response{status: 400, header: map[string]string{"Content-Type": problemType, "Location": ""},
+			body: `{"type":"https://wasmstream.io/problems/invalid-request","title":"Invalid request","status":400,` +
+				`"detail":"name: invalid module name \"My.Words\": want a lowercase letter or digit, then at most 62 lowercase letters, digits, '_' or '-'",` +
+				`"problems":[{"field":"name","message":"invalid module name \"My.Words\": want a lowercase letter or digit, then at most 62 lowercase letters, digits, '_' or '-'"}]}`},
+	}, {
+		name: "upload with an empty name",
+		req:  request{method: "POST", target: "/v1/modules?name=", body: wasm8, header: map[string]string{"Content-Type": "application/wasm"}},
+		want: response{status: 400, header: map[string]string{"Content-Type": problemType, "Location": ""},
+			body: `{"type":"https://wasmstream.io/problems/invalid-request","title":"Invalid request","status":400,` +
+				`"detail":"name: invalid module name \"\": want a lowercase letter or digit, then at most 62 lowercase letters, digits, '_' or '-'",` +
+				`"problems":[{"field":"name","message":"invalid module name \"\": want a lowercase letter or digit, then at most 62 lowercase letters, digits, '_' or '-'"}]}`},
 	}, {
 		name: "upload of unknown length within the limit",
 		req:  request{method: "POST", target: "/v1/modules", body: wasm8, length: -1, header: map[string]string{"Content-Type": "application/wasm"}},
@@ -116,6 +138,9 @@ func TestModules(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.wantUploaded) {
 				t.Errorf("uploaded %q, want %q", got, tt.wantUploaded)
+			}
+			if !slices.Equal(mods.named, tt.wantNamed) {
+				t.Errorf("named %q, want %q", mods.named, tt.wantNamed)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +25,8 @@ func openAPI(routes []route) []byte {
 	for _, rt := range routes {
 		op := map[string]any{"operationId": rt.op, "summary": rt.summary}
 		var params []any
-		if strings.Contains(rt.path, "{id}") {
-			params = append(params, map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+		for _, m := range pathParams.FindAllStringSubmatch(rt.path, -1) {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
 		}
 		for _, q := range rt.query {
 			params = append(params, map[string]any{"name": q.name, "in": "query", "description": q.doc, "schema": map[string]any{"type": "string"}})
@@ -49,7 +50,11 @@ func openAPI(routes []route) []byte {
 			case a.value != nil:
 				r["content"] = map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeOf(a.value))}}
 			case a.contentType != "":
-				r["content"] = map[string]any{a.contentType: map[string]any{}}
+				content := map[string]any{}
+				for _, t := range strings.Split(a.contentType, ", ") {
+					content[t] = map[string]any{}
+				}
+				r["content"] = content
 			}
 			responses[strconv.Itoa(a.status)] = r
 		}
@@ -90,6 +95,9 @@ func openAPI(routes []route) []byte {
 	}
 	return append(out, '\n')
 }
+
+// pathParams finds a route path's wildcards.
+var pathParams = regexp.MustCompile(`\{([a-z_]+)\}`)
 
 // problemsByStatus groups the problem types a route answers with by
 // status; /v1 routes add the 401 of a missing or wrong token.

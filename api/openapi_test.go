@@ -38,6 +38,12 @@ func (scripted) answer(id string) error {
 		return runtime.ErrNoCheckpoints
 	case "boom":
 		return errors.New("boom")
+	case "live":
+		return runtime.ErrNotEnded
+	case "spin":
+		return runtime.ErrSavepointInUse
+	case "Bad":
+		return fmt.Errorf("%w %q", runtime.ErrInvalidModuleName, id)
 	}
 	return fmt.Errorf("%s: %w", id, runtime.ErrNotFound)
 }
@@ -59,6 +65,9 @@ func (s scripted) submit(body []byte) error {
 func (s scripted) UploadModule(_ context.Context, wasm []byte) (runtime.ModuleInfo, error) {
 	return runtime.ModuleInfo{ID: "ok"}, s.submit(wasm)
 }
+func (s scripted) UploadNamedModule(_ context.Context, wasm []byte, _ string) (runtime.ModuleInfo, error) {
+	return runtime.ModuleInfo{ID: "ok"}, s.submit(wasm)
+}
 func (s scripted) ListModules(context.Context) ([]runtime.ModuleInfo, error) { return nil, nil }
 func (s scripted) GetModule(_ context.Context, id string) (runtime.ModuleInfo, error) {
 	return runtime.ModuleInfo{ID: id}, s.answer(id)
@@ -76,6 +85,16 @@ func (s scripted) GetJob(_ context.Context, id string) (runtime.JobInfo, error) 
 }
 func (s scripted) CancelJob(_ context.Context, id string) (runtime.JobInfo, error) {
 	return runtime.JobInfo{ID: id}, s.answer(id)
+}
+func (s scripted) JobSpec(_ context.Context, id string) ([]byte, string, error) {
+	return []byte("name: ok\n"), "application/yaml", s.answer(id)
+}
+func (s scripted) DeleteJob(_ context.Context, id string, _ bool) error { return s.answer(id) }
+func (s scripted) DeleteSavepoint(_ context.Context, id, savepoint string) error {
+	if err := s.answer(id); err != nil {
+		return err
+	}
+	return s.answer(savepoint)
 }
 func (s scripted) Backpressure(_ context.Context, id string) (runtime.BackpressureInfo, error) {
 	return runtime.BackpressureInfo{Job: id}, s.answer(id)
@@ -165,7 +184,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	}
 	for _, op := range got {
 		method, path, _ := strings.Cut(op, " ")
-		target := strings.ReplaceAll(path, "{id}", "ok")
+		target := strings.ReplaceAll(strings.ReplaceAll(path, "{id}", "ok"), "{savepoint}", "ok")
 		rec := request{method: method, target: target, body: "spec", header: map[string]string{"Content-Type": "application/wasm"}}.do(h)
 		if strings.Contains(rec.Body.String(), `"detail":"no route for`) || rec.Code == http.StatusMethodNotAllowed {
 			t.Errorf("%s: the mux has no such route: %d %s", op, rec.Code, rec.Body)
@@ -178,8 +197,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("a server without checkpoints documents %s", op)
 		}
 	}
-	if len(bare.operations()) != len(got)-4 {
-		t.Errorf("without checkpoints: %d operations, want %d", len(bare.operations()), len(got)-4)
+	if len(bare.operations()) != len(got)-5 {
+		t.Errorf("without checkpoints: %d operations, want %d", len(bare.operations()), len(got)-5)
 	}
 }
 
@@ -200,12 +219,16 @@ func TestOpenAPIStatuses(t *testing.T) {
 		{op: "uploadModule", method: "POST", target: "/v1/modules", body: "ok", contentType: wasm, largeBody: true},
 		{op: "uploadModule", method: "POST", target: "/v1/modules", body: "ok", contentType: "text/plain"},
 		{op: "uploadModule", method: "POST", target: "/v1/modules", body: "ok", contentType: wasm, token: true},
+		{op: "uploadModule", method: "POST", target: "/v1/modules?name=words", body: "ok", contentType: wasm},
+		{op: "uploadModule", method: "POST", target: "/v1/modules?name=Words", body: "ok", contentType: wasm},
 		{op: "listModules", method: "GET", target: "/v1/modules"},
 		{op: "listModules", method: "GET", target: "/v1/modules", token: true},
 		{op: "getModule", method: "GET", target: "/v1/modules/ok"},
 		{op: "getModule", method: "GET", target: "/v1/modules/nope"},
 		{op: "getModule", method: "GET", target: "/v1/modules/ok", token: true},
 		{op: "getModule", method: "GET", target: "/v1/modules/boom"},
+		{op: "getModule", method: "GET", target: "/v1/modules/Bad"},
+		{op: "deleteModule", method: "DELETE", target: "/v1/modules/Bad"},
 		{op: "deleteModule", method: "DELETE", target: "/v1/modules/ok"},
 		{op: "deleteModule", method: "DELETE", target: "/v1/modules/nope"},
 		{op: "deleteModule", method: "DELETE", target: "/v1/modules/busy"},
@@ -230,6 +253,20 @@ func TestOpenAPIStatuses(t *testing.T) {
 		{op: "getBackpressure", method: "GET", target: "/v1/jobs/ok/backpressure"},
 		{op: "getBackpressure", method: "GET", target: "/v1/jobs/nope/backpressure"},
 		{op: "getBackpressure", method: "GET", target: "/v1/jobs/ok/backpressure", token: true},
+		{op: "deleteJob", method: "DELETE", target: "/v1/jobs/ok"},
+		{op: "deleteJob", method: "DELETE", target: "/v1/jobs/ok?savepoints=true"},
+		{op: "deleteJob", method: "DELETE", target: "/v1/jobs/ok?savepoints=maybe"},
+		{op: "deleteJob", method: "DELETE", target: "/v1/jobs/nope"},
+		{op: "deleteJob", method: "DELETE", target: "/v1/jobs/live"},
+		{op: "deleteJob", method: "DELETE", target: "/v1/jobs/ok", token: true},
+		{op: "getJobSpec", method: "GET", target: "/v1/jobs/ok/spec"},
+		{op: "getJobSpec", method: "GET", target: "/v1/jobs/nope/spec"},
+		{op: "getJobSpec", method: "GET", target: "/v1/jobs/ok/spec", token: true},
+		{op: "deleteSavepoint", method: "DELETE", target: "/v1/jobs/ok/savepoints/ok"},
+		{op: "deleteSavepoint", method: "DELETE", target: "/v1/jobs/ok/savepoints/nope"},
+		{op: "deleteSavepoint", method: "DELETE", target: "/v1/jobs/nocp/savepoints/ok"},
+		{op: "deleteSavepoint", method: "DELETE", target: "/v1/jobs/ok/savepoints/spin"},
+		{op: "deleteSavepoint", method: "DELETE", target: "/v1/jobs/ok/savepoints/ok", token: true},
 	}
 	for _, cp := range []struct{ op, method, path string }{
 		{"listCheckpoints", "GET", "checkpoints"}, {"triggerSavepoint", "POST", "savepoints"},

@@ -84,7 +84,7 @@ type body struct {
 
 // answer is a success: its status, what it means, and the Go value the
 // handler encodes as JSON (nil for no body, or for text answers of
-// contentType).
+// contentType, a media type or several joined with ", ").
 type answer struct {
 	status      int
 	doc         string
@@ -100,7 +100,8 @@ func (s *server) routes(metrics http.Handler) []route {
 	f := func(h http.HandlerFunc) http.Handler { return h }
 	job := runtime.JobInfo{}
 	return []route{
-		{method: "POST", path: "/v1/modules", op: "uploadModule", summary: "Upload a module", handler: f(s.uploadModule),
+		{method: "POST", path: "/v1/modules", op: "uploadModule", summary: "Upload a module, with name: as the next version of a name", handler: f(s.uploadModule),
+			query: []param{{"name", "make the module the next version of this name ([a-z0-9][a-z0-9_-]{0,62}): name@1, name@2, ..."}},
 			body:  &body{types: []string{"application/wasm", "application/octet-stream"}, schema: map[string]any{"type": "string", "contentMediaType": "application/wasm"}, doc: "the module's raw bytes"},
 			ok:    []answer{{status: 201, doc: "stored under its content hash", value: runtime.ModuleInfo{}}},
 			kinds: []kind{invalidRequest, invalidModule, bodyTooLarge, unsupportedMediaType}},
@@ -108,10 +109,10 @@ func (s *server) routes(metrics http.Handler) []route {
 			ok: []answer{{status: 200, doc: "the modules", value: struct {
 				Modules []runtime.ModuleInfo `json:"modules"`
 			}{}}}},
-		{method: "GET", path: "/v1/modules/{id}", op: "getModule", summary: "Describe a module", handler: f(s.getModule),
-			ok: []answer{{status: 200, doc: "the module", value: runtime.ModuleInfo{}}}, kinds: []kind{notFound}},
-		{method: "DELETE", path: "/v1/modules/{id}", op: "deleteModule", summary: "Delete a module no job uses", handler: f(s.deleteModule),
-			ok: []answer{{status: 204, doc: "deleted"}}, kinds: []kind{notFound, moduleInUse}},
+		{method: "GET", path: "/v1/modules/{id}", op: "getModule", summary: "Describe a module, by id, name (its latest version) or name@version", handler: f(s.getModule),
+			ok: []answer{{status: 200, doc: "the module", value: runtime.ModuleInfo{}}}, kinds: []kind{invalidRequest, notFound}},
+		{method: "DELETE", path: "/v1/modules/{id}", op: "deleteModule", summary: "Delete a module no job uses, by id or name@version", handler: f(s.deleteModule),
+			ok: []answer{{status: 204, doc: "deleted, with every name@version naming it"}}, kinds: []kind{invalidRequest, notFound, moduleInUse}},
 		{method: "POST", path: "/v1/jobs", op: "submitJob", summary: "Submit a job spec (JSON or YAML), or check it with dry_run", handler: f(s.submitJob),
 			query: []param{
 				{"from_savepoint", "start from this savepoint (an id GET /v1/jobs/{id}/savepoints lists)"},
@@ -130,6 +131,11 @@ func (s *server) routes(metrics http.Handler) []route {
 			}{}}}},
 		{method: "GET", path: "/v1/jobs/{id}", op: "getJob", summary: "A job's state and vertices", handler: f(s.getJob),
 			ok: []answer{{status: 200, doc: "the job", value: job}}, kinds: []kind{notFound}},
+		{method: "DELETE", path: "/v1/jobs/{id}", op: "deleteJob", summary: "Delete a job that has ended, with its checkpoints", handler: f(s.deleteJob),
+			query: []param{{"savepoints", "true: delete its savepoints too (kept otherwise)"}},
+			ok:    []answer{{status: 204, doc: "deleted"}}, kinds: []kind{invalidRequest, notFound, jobNotEnded}},
+		{method: "GET", path: "/v1/jobs/{id}/spec", op: "getJobSpec", summary: "The spec a job was submitted with, byte for byte", handler: f(s.getJobSpec),
+			ok: []answer{{status: 200, doc: "the spec: application/json for a JSON spec, application/yaml otherwise", contentType: "application/yaml, application/json"}}, kinds: []kind{notFound}},
 		{method: "POST", path: "/v1/jobs/{id}/cancel", op: "cancelJob", summary: "Cancel a job", handler: f(s.cancelJob),
 			ok: []answer{{status: 200, doc: "cancelled", value: job}}, kinds: []kind{notFound, jobFinished}},
 		{method: "GET", path: "/v1/jobs/{id}/backpressure", op: "getBackpressure", summary: "A job's backpressure by subtask, and its bottleneck", handler: f(s.backpressure),
@@ -144,6 +150,8 @@ func (s *server) routes(metrics http.Handler) []route {
 			ok: []answer{{status: 200, doc: "the savepoints", value: struct {
 				Savepoints []runtime.SavepointInfo `json:"savepoints"`
 			}{}}}, kinds: []kind{notFound, noCheckpoints}},
+		{method: "DELETE", path: "/v1/jobs/{id}/savepoints/{savepoint}", op: "deleteSavepoint", summary: "Dispose of a savepoint", handler: f(s.deleteSavepoint), checkpoints: true,
+			ok: []answer{{status: 204, doc: "deleted"}}, kinds: []kind{notFound, noCheckpoints, savepointInUse}},
 		{method: "POST", path: "/v1/jobs/{id}/stop", op: "stopJob", summary: "Stop a job with a savepoint", handler: f(s.stopJob), checkpoints: true,
 			ok: []answer{{status: 202, doc: "the savepoint that stops the job is triggered", value: runtime.SavepointInfo{}}}, kinds: []kind{notFound, noCheckpoints}},
 		{method: "GET", path: "/v1/openapi.json", op: "getOpenAPI", summary: "This document", handler: f(s.openAPIDoc),

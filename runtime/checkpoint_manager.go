@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"wasmstream.io/platform/checkpoint"
@@ -112,32 +114,117 @@ func (m *Manager) TriggerSavepoint(_ context.Context, id string) (SavepointInfo,
 }
 
 // Savepoints lists a job's savepoints: those taken in this process, then
-// those only the store still has.
+// those only the store still has. A job that is not running in this process
+// (it ended before the platform started, or it was deleted with its
+// savepoints kept) has those of the store.
 func (m *Manager) Savepoints(ctx context.Context, id string) ([]SavepointInfo, error) {
 	cp, err := m.jobCheckpoints(id)
+	if errors.Is(err, ErrNotFound) && m.checkpoints != nil {
+		return m.storedSavepoints(ctx, id)
+	}
 	if err != nil {
 		return nil, err
-	}
-	var out []SavepointInfo
-	seen := map[int64]bool{}
-	for _, s := range cp.History.All() {
-		if s.Kind == checkpoint.KindSavepoint {
-			out = append(out, SavepointInfo{ID: exec.SavepointRef{Job: id, ID: s.ID}.String(), Stats: s})
-			seen[s.ID] = true
-		}
 	}
 	stored, err := cp.Store.List(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	kept := map[int64]bool{}
+	for _, md := range stored {
+		kept[md.ID] = true
+	}
+	var out []SavepointInfo
+	seen := map[int64]bool{}
+	for _, s := range cp.History.All() {
+		// A completed savepoint the store no longer has was deleted.
+		if s.Kind == checkpoint.KindSavepoint && (s.Status != checkpoint.StatusCompleted || kept[s.ID]) {
+			out = append(out, SavepointInfo{ID: exec.SavepointRef{Job: id, ID: s.ID}.String(), Stats: s})
+			seen[s.ID] = true
+		}
+	}
 	for _, md := range stored {
 		if md.Kind == checkpoint.KindSavepoint && !seen[md.ID] {
-			out = append(out, SavepointInfo{ID: exec.SavepointRef{Job: id, ID: md.ID}.String(), Stats: checkpoint.Stats{
-				ID: md.ID, Kind: md.Kind, Status: checkpoint.StatusCompleted, Triggered: md.Created, Duration: md.Duration, Size: md.Size(),
-			}})
+			out = append(out, storedSavepoint(md))
 		}
 	}
 	return out, nil
+}
+
+// storedSavepoints lists the savepoints the store has of a job this process
+// does not run: ErrNotFound when the job is unknown and has none.
+func (m *Manager) storedSavepoints(ctx context.Context, id string) ([]SavepointInfo, error) {
+	stored, err := m.checkpoints.List(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []SavepointInfo
+	for _, md := range stored {
+		if md.Kind == checkpoint.KindSavepoint {
+			out = append(out, storedSavepoint(md))
+		}
+	}
+	m.mu.Lock()
+	_, past := m.past[id]
+	m.mu.Unlock()
+	if len(out) == 0 && !past {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	return out, nil
+}
+
+func storedSavepoint(md *checkpoint.Metadata) SavepointInfo {
+	return SavepointInfo{ID: exec.SavepointRef{Job: md.Job, ID: md.ID}.String(), Stats: checkpoint.Stats{
+		ID: md.ID, Kind: md.Kind, Status: checkpoint.StatusCompleted, Triggered: md.Created, Duration: md.Duration, Size: md.Size(),
+	}}
+}
+
+// DeleteSavepoint disposes of a savepoint of job (an id Savepoints lists),
+// also one of a job that was deleted with its savepoints kept. A savepoint
+// a job that has not ended may restore is refused (ErrSavepointInUse): the
+// one it was submitted from, or its own newest snapshot, which a restart
+// restores.
+func (m *Manager) DeleteSavepoint(ctx context.Context, job, savepoint string) error {
+	if m.checkpoints == nil {
+		return fmt.Errorf("job %s: %w", job, exec.ErrNoCheckpoints)
+	}
+	ref, err := exec.ParseSavepointRef(savepoint)
+	if err != nil || ref.Job != job {
+		return fmt.Errorf("savepoint %s of job %s: %w", savepoint, job, ErrNotFound)
+	}
+	md, err := exec.FindCheckpoint(ctx, m.checkpoints, job, ref.ID)
+	if errors.Is(err, checkpoint.ErrNotFound) || err == nil && md.Kind != checkpoint.KindSavepoint {
+		return fmt.Errorf("savepoint %s: %w", savepoint, ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	var users []string
+	owner := m.jobs[job]
+	for _, j := range m.jobs {
+		if j.state().Terminal() || j.x.Checkpoints == nil {
+			continue
+		}
+		if from := j.x.Checkpoints.From; from != nil && *from == ref {
+			users = append(users, j.id)
+		}
+	}
+	m.mu.Unlock()
+	if len(users) > 0 {
+		sort.Strings(users)
+		return fmt.Errorf("savepoint %s: jobs %s started from it and have not ended: %w", savepoint, strings.Join(users, ", "), ErrSavepointInUse)
+	}
+	if owner != nil && !owner.state().Terminal() {
+		latest, err := checkpoint.Latest(ctx, m.checkpoints, job)
+		if err == nil && latest.ID == ref.ID {
+			return fmt.Errorf("savepoint %s: the newest snapshot of job %s, which restores it after a failure; take a newer checkpoint or end the job first: %w", savepoint, job, ErrSavepointInUse)
+		}
+	}
+	if err := m.checkpoints.Delete(ctx, job, ref.ID); err != nil {
+		return err
+	}
+	m.log.Info("savepoint deleted", "job", job, "savepoint", savepoint)
+	return nil
 }
 
 // StopJob triggers a savepoint that stops the job: sources emit nothing

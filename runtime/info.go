@@ -23,6 +23,11 @@ var (
 	ErrNoCheckpoints = exec.ErrNoCheckpoints
 	// ErrFinished: the job already reached a terminal state.
 	ErrFinished = errors.New("job already finished")
+	// ErrNotEnded: a job that has not ended cannot be deleted.
+	ErrNotEnded = errors.New("job has not ended")
+	// ErrSavepointInUse: a savepoint a job that has not ended may restore
+	// cannot be deleted.
+	ErrSavepointInUse = errors.New("savepoint in use")
 )
 
 // JobState is a job's state, as in Flink.
@@ -47,7 +52,13 @@ func (s JobState) Terminal() bool {
 
 // ModuleInfo describes an uploaded module.
 type ModuleInfo struct {
-	ID        string         `json:"id"`
+	ID string `json:"id"`
+	// Names are the name@version references that name the module, by name
+	// and version.
+	Names []string `json:"names,omitempty"`
+	// Version is the name@version an upload made or found, or the one a
+	// request named the module by.
+	Version   string         `json:"version,omitempty"`
 	Size      int            `json:"size"`
 	Functions []abi.Function `json:"functions"`
 	States    []abi.State    `json:"states,omitempty"`
@@ -63,6 +74,9 @@ type JobInfo struct {
 	Created time.Time  `json:"created"`
 	Ended   *time.Time `json:"ended,omitempty"`
 	Failure string     `json:"failure,omitempty"`
+	// Modules are the modules the spec names, each with the id it
+	// resolved to when the job was submitted.
+	Modules []JobModule `json:"modules,omitempty"`
 	// Restarts counts the restarts after failures.
 	Restarts int64 `json:"restarts,omitempty"`
 	// Checkpoint summarises the job's checkpoints, when it takes them.
@@ -72,6 +86,17 @@ type JobInfo struct {
 	Warnings []string     `json:"warnings,omitempty"`
 	Vertices []VertexInfo `json:"vertices,omitempty"`
 	Edges    []EdgeInfo   `json:"edges,omitempty"`
+}
+
+// JobModule is a module reference of a job spec and what it resolved to at
+// submission.
+type JobModule struct {
+	// Ref is the reference as the spec has it: an id, a name or
+	// name@version.
+	Ref string `json:"ref"`
+	ID  string `json:"id"`
+	// Version is the name@version a name resolved to.
+	Version string `json:"version,omitempty"`
 }
 
 // EdgeInfo is one edge of the job graph.

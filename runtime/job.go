@@ -16,6 +16,8 @@ type job struct {
 	id      string
 	spec    []byte
 	modules []string
+	// refs are the spec's module references and the ids they resolved to.
+	refs    []JobModule
 	created time.Time
 	log     *slog.Logger
 	mgr     *Manager
@@ -87,7 +89,7 @@ func (j *job) setState(s JobState, failure string) {
 
 // recordLocked is the job's registry record; j.mu is held.
 func (j *job) recordLocked() *jobRecord {
-	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends}
+	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends, Modules: j.refs}
 	if cp := j.x.Checkpoints; cp != nil && cp.From != nil {
 		rec.FromSavepoint, rec.AllowNonRestored = cp.From.String(), cp.AllowNonRestored
 	}
@@ -237,7 +239,7 @@ func (j *job) cancel(ctx context.Context, suspend bool) error {
 // info snapshots the job for the API.
 func (j *job) info() JobInfo {
 	j.mu.Lock()
-	info := JobInfo{ID: j.id, Name: j.x.Plan.Job.Name, State: j.st, Created: j.created, Failure: j.failure, Restarts: j.restarts, Warnings: j.warnings}
+	info := JobInfo{ID: j.id, Name: j.x.Plan.Job.Name, State: j.st, Created: j.created, Failure: j.failure, Modules: j.refs, Restarts: j.restarts, Warnings: j.warnings}
 	if !j.ended.IsZero() {
 		ended := j.ended
 		info.Ended = &ended

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -35,7 +36,11 @@ type Config struct {
 	// Checkpoints stores checkpoints and savepoints; nil keeps them in
 	// DataDir/checkpoints (without DataDir, jobs cannot take checkpoints).
 	Checkpoints checkpoint.Store
-	Logger      *slog.Logger
+	// JobRetention is how long ended jobs are kept: one that ended longer
+	// ago is removed from the registry with its checkpoints (its
+	// savepoints are kept). 0 keeps ended jobs until they are deleted.
+	JobRetention time.Duration
+	Logger       *slog.Logger
 }
 
 // Manager keeps the uploaded modules and runs jobs. Its methods are what the
@@ -54,10 +59,17 @@ type Manager struct {
 
 	mu      sync.Mutex
 	modules map[string]*moduleEntry
-	jobs    map[string]*job
+	// names are the module names and their versions, kept in
+	// data_dir/modules/names.json.
+	names map[string]*moduleName
+	jobs  map[string]*job
 	// past are jobs that ended before this process started.
-	past   map[string]JobInfo
+	past   map[string]*jobRecord
 	closed bool
+
+	// stopSweep ends the retention sweeper; swept is closed when it has.
+	stopSweep chan struct{}
+	swept     chan struct{}
 }
 
 // NewManager loads the modules stored under cfg.DataDir.
@@ -65,7 +77,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, jobs: map[string]*job{}, past: map[string]JobInfo{}}
+	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, names: map[string]*moduleName{}, jobs: map[string]*job{}, past: map[string]*jobRecord{}}
 	m.env = &exec.Env{JetStream: cfg.JetStream, DataDir: cfg.DataDir, Budgets: cfg.Budgets.WithDefaults(), Module: m.hostModule}
 	m.checkpoints = cfg.Checkpoints
 	if m.checkpoints == nil && cfg.DataDir != "" {
@@ -84,6 +96,9 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 			return nil, err
 		}
 	}
+	if cfg.JobRetention > 0 {
+		m.startSweeper(cfg.JobRetention)
+	}
 	return m, nil
 }
 
@@ -96,14 +111,14 @@ func (m *Manager) resume(ctx context.Context) error {
 	}
 	for _, rec := range recs {
 		if rec.State.Terminal() {
-			m.past[rec.ID] = JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure}
+			m.past[rec.ID] = rec
 			continue
 		}
-		j, err := m.prepare(ctx, rec.ID, rec.Spec, rec.FromSavepoint, rec.AllowNonRestored)
+		j, err := m.prepare(ctx, rec.ID, rec.Spec, rec.FromSavepoint, rec.AllowNonRestored, rec.Modules)
 		if err != nil {
 			now := time.Now().UTC()
 			rec.State, rec.Failure, rec.Ended = StateFailed, "resuming after restart: "+err.Error(), &now
-			m.past[rec.ID] = JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure}
+			m.past[rec.ID] = rec
 			if perr := m.registry.put(ctx, rec); perr != nil {
 				return perr
 			}
@@ -119,13 +134,15 @@ func (m *Manager) resume(ctx context.Context) error {
 }
 
 // prepare parses and checks a job spec and makes the job, not yet started;
-// from names the savepoint it starts from, if any.
-func (m *Manager) prepare(ctx context.Context, id string, data []byte, from string, allowNonRestored bool) (*job, error) {
-	p, cp, err := m.check(ctx, data, from, allowNonRestored) // validate.go
+// from names the savepoint it starts from, if any, and pinned are the
+// module references a resumed job resolved at its submission.
+func (m *Manager) prepare(ctx context.Context, id string, data []byte, from string, allowNonRestored bool, pinned []JobModule) (*job, error) {
+	p, cp, refs, err := m.check(ctx, data, from, allowNonRestored, pinned) // validate.go
 	if err != nil {
 		return nil, err
 	}
 	j := newJob(id, data, p, m)
+	j.refs = refs
 	j.x.Checkpoints = cp
 	j.warnings = m.checkpointWarnings(ctx, p)
 	return j, nil
@@ -139,7 +156,7 @@ func (m *Manager) SubmitJob(ctx context.Context, data []byte) (JobInfo, error) {
 
 // submit starts a job, from a savepoint when from is set.
 func (m *Manager) submit(ctx context.Context, data []byte, from string, allowNonRestored bool) (JobInfo, error) {
-	j, err := m.prepare(ctx, newJobID(), data, from, allowNonRestored)
+	j, err := m.prepare(ctx, newJobID(), data, from, allowNonRestored, nil)
 	if err != nil {
 		return JobInfo{}, err
 	}
@@ -223,8 +240,8 @@ func (m *Manager) ListJobs(context.Context) ([]JobInfo, error) {
 	})
 	m.mu.Lock()
 	out := make([]JobInfo, 0, len(m.past)+len(jobs))
-	for _, info := range m.past {
-		out = append(out, info)
+	for _, rec := range m.past {
+		out = append(out, rec.info())
 	}
 	m.mu.Unlock()
 	sort.Slice(out, func(a, b int) bool { return out[a].Created.Before(out[b].Created) })
@@ -241,12 +258,154 @@ func (m *Manager) GetJob(_ context.Context, id string) (JobInfo, error) {
 		return j.info(), nil
 	}
 	m.mu.Lock()
-	info, ok := m.past[id]
+	rec, ok := m.past[id]
 	m.mu.Unlock()
 	if !ok {
 		return JobInfo{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	return info, nil
+	return rec.info(), nil
+}
+
+// JobSpec returns the spec a job was submitted with, byte for byte, and its
+// media type: application/json for a JSON spec (one whose first non-space
+// byte is '{', as the platform reads it), application/yaml otherwise.
+func (m *Manager) JobSpec(_ context.Context, id string) ([]byte, string, error) {
+	m.mu.Lock()
+	var data []byte
+	if j, ok := m.jobs[id]; ok {
+		data = j.spec
+	} else if rec, ok := m.past[id]; ok {
+		data = rec.Spec
+	} else {
+		m.mu.Unlock()
+		return nil, "", fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	m.mu.Unlock()
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		return data, "application/json", nil
+	}
+	return data, "application/yaml", nil
+}
+
+// DeleteJob removes a job that has ended from the registry, with its
+// checkpoints; its savepoints are kept unless savepoints is set. A job
+// that has not ended is refused (ErrNotEnded).
+func (m *Manager) DeleteJob(ctx context.Context, id string, savepoints bool) error {
+	m.mu.Lock()
+	j, live := m.jobs[id]
+	_, past := m.past[id]
+	m.mu.Unlock()
+	switch {
+	case !live && !past:
+		return fmt.Errorf("job %s: %w", id, ErrNotFound)
+	case live && !j.state().Terminal():
+		return fmt.Errorf("job %s is %s; cancel or stop it first: %w", id, j.state(), ErrNotEnded)
+	}
+	if live {
+		// The job's state is terminal once its run has returned; its
+		// supervisor closes done right after.
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if m.registry != nil {
+		if err := m.registry.delete(ctx, id); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	delete(m.jobs, id)
+	delete(m.past, id)
+	m.mu.Unlock()
+	if err := m.deleteSnapshots(ctx, id, savepoints); err != nil {
+		return fmt.Errorf("job %s deleted, but not all its checkpoints: %w", id, err)
+	}
+	m.log.Info("job deleted", "job", id, "savepoints", savepoints)
+	return nil
+}
+
+// deleteSnapshots deletes a job's stored checkpoints, and its savepoints
+// too when savepoints is set.
+func (m *Manager) deleteSnapshots(ctx context.Context, id string, savepoints bool) error {
+	if m.checkpoints == nil {
+		return nil
+	}
+	stored, err := m.checkpoints.List(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, md := range stored {
+		if md.Kind == checkpoint.KindSavepoint && !savepoints {
+			continue
+		}
+		if err := m.checkpoints.Delete(ctx, id, md.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepInterval is how often the retention sweeper looks for ended jobs
+// to remove: a tenth of the retention, between a second and an hour.
+func sweepInterval(retention time.Duration) time.Duration {
+	return min(max(retention/10, time.Second), time.Hour)
+}
+
+// startSweeper removes ended jobs older than retention now and then every
+// sweepInterval, until Close.
+func (m *Manager) startSweeper(retention time.Duration) {
+	m.stopSweep, m.swept = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(m.swept)
+		t := time.NewTicker(sweepInterval(retention))
+		defer t.Stop()
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			m.sweep(ctx, time.Now(), retention)
+			cancel()
+			select {
+			case <-m.stopSweep:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// sweep removes the jobs that ended before now minus retention, with their
+// checkpoints, keeping their savepoints. It returns the ids it removed.
+func (m *Manager) sweep(ctx context.Context, now time.Time, retention time.Duration) []string {
+	cutoff := now.Add(-retention)
+	var old []string
+	m.mu.Lock()
+	for id, j := range m.jobs {
+		j.mu.Lock()
+		if j.st.Terminal() && !j.suspended && !j.ended.IsZero() && j.ended.Before(cutoff) {
+			old = append(old, id)
+		}
+		j.mu.Unlock()
+	}
+	for id, rec := range m.past {
+		if rec.Ended != nil && rec.Ended.Before(cutoff) {
+			old = append(old, id)
+		}
+	}
+	m.mu.Unlock()
+	sort.Strings(old)
+	var removed []string
+	for _, id := range old {
+		if err := m.DeleteJob(ctx, id, false); err != nil {
+			m.log.Warn("retention: ended job not removed", "job", id, "error", err)
+			continue
+		}
+		removed = append(removed, id)
+	}
+	if len(removed) > 0 {
+		m.log.Info("retention: removed ended jobs", "jobs", removed, "retention", retention)
+	}
+	return removed
 }
 
 // CancelJob cancels a job and waits for its tasks to stop.
@@ -287,12 +446,17 @@ func (m *Manager) job(id string) (*job, bool) {
 // them.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
+	alreadyClosed := m.closed
 	m.closed = true
 	jobs := make([]*job, 0, len(m.jobs))
 	for _, j := range m.jobs {
 		jobs = append(jobs, j)
 	}
 	m.mu.Unlock()
+	if m.stopSweep != nil && !alreadyClosed {
+		close(m.stopSweep)
+		<-m.swept
+	}
 	for _, j := range jobs {
 		if err := j.cancel(ctx, true); err != nil && err != ErrFinished {
 			return err

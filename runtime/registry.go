@@ -32,6 +32,15 @@ type jobRecord struct {
 	// until the job has a checkpoint of its own.
 	FromSavepoint    string `json:"from_savepoint,omitempty"`
 	AllowNonRestored bool   `json:"allow_non_restored_state,omitempty"`
+	// Modules are the module references of the spec with the ids they
+	// resolved to at submission, so that a resumed job runs the same
+	// modules whatever versions its names have gained since.
+	Modules []JobModule `json:"modules,omitempty"`
+}
+
+// info is what the API shows of a job only the registry has.
+func (rec *jobRecord) info() JobInfo {
+	return JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure, Modules: rec.Modules}
 }
 
 // registry persists job records in JetStream KV. Writes come from the
@@ -57,6 +66,14 @@ func (r *registry) put(ctx context.Context, rec *jobRecord) error {
 	}
 	if _, err := r.kv.Put(ctx, rec.ID, data); err != nil {
 		return fmt.Errorf("job registry: job %s: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// delete removes a job's record.
+func (r *registry) delete(ctx context.Context, id string) error {
+	if err := r.kv.Purge(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("job registry: job %s: %w", id, err)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ type PlanVertex struct {
 // it is set, and says what the job would run, without starting it: no job
 // is kept or written to the registry, and no task or connector is made.
 func (m *Manager) ValidateJob(ctx context.Context, data []byte, from string, allowNonRestored bool) (JobPlan, error) {
-	p, _, err := m.check(ctx, data, from, allowNonRestored)
+	p, _, _, err := m.check(ctx, data, from, allowNonRestored, nil)
 	if err != nil {
 		return JobPlan{}, err
 	}
@@ -57,26 +57,31 @@ func (m *Manager) ValidateJob(ctx context.Context, data []byte, from string, all
 }
 
 // check is what a submission checks before it makes the job: the spec
-// parses and validates, its functions are in the uploaded modules with the
-// right kinds, the streams it reads and writes exist, and the savepoint it
-// starts from fits. It only reads. An invalid job's error is a *JobError.
-func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonRestored bool) (*plan.Plan, *exec.Checkpoints, error) {
+// parses and validates, the module names it uses have versions, its
+// functions are in the uploaded modules with the right kinds, the streams
+// it reads and writes exist, and the savepoint it starts from fits. It only
+// reads. Module names resolve to ids before the plan is built (pinned ones
+// as a resumed job recorded them); refs says what each resolved to. An
+// invalid job's error is a *JobError.
+func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonRestored bool, pinned []JobModule) (p *plan.Plan, cp *exec.Checkpoints, refs []JobModule, err error) {
 	js, err := spec.Parse(data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	p, err := plan.Build(js, m.lookupDescription)
+	refs, err = m.resolveSpecModules(js, pinned) // modules.go
+	if err == nil {
+		p, err = plan.Build(js, m.lookupDescription)
+	}
 	if err == nil {
 		err = m.checkConnectors(ctx, p)
 	}
-	var cp *exec.Checkpoints
 	if err == nil {
 		cp, err = m.prepareCheckpoints(ctx, p, from, allowNonRestored)
 	}
 	if err != nil {
-		return nil, nil, listProblems(err, data)
+		return nil, nil, nil, listProblems(err, data)
 	}
-	return p, cp, nil
+	return p, cp, refs, nil
 }
 
 // JobError is an invalid job (it wraps ErrInvalidJob) with its problems

@@ -101,9 +101,9 @@ async function showJobs() {
 
 async function showModules() {
   const {modules} = await get("/v1/modules");
-  $("modules").replaceChildren(...modules.map(m => row([m.id, m.size,
+  $("modules").replaceChildren(...modules.map(m => row([m.id, (m.names || []).join(", "), m.size,
     (m.functions || []).map(f => f.name + " (" + f.kind + ")").join(", "),
-    (m.used_by || []).join(", ")], [1])));
+    (m.used_by || []).join(", ")], [2])));
 }
 
 async function showJob(id) {
@@ -280,8 +280,10 @@ $("wasm").onchange = async () => {
   if (!file) return;
   $("upload-result").textContent = "uploading…";
   try {
-    const mod = await request("POST", "/v1/modules", file, "application/wasm");
-    $("upload-result").textContent = "uploaded " + mod.id;
+    const name = $("module-name").value.trim();
+    const path = "/v1/modules" + (name ? "?name=" + encodeURIComponent(name) : "");
+    const mod = await request("POST", path, file, "application/wasm");
+    $("upload-result").textContent = "uploaded " + mod.id + (mod.version ? " as " + mod.version : "");
     await showModules();
   } catch (e) {
     $("upload-result").textContent = e.message;

@@ -150,7 +150,7 @@ func TestCLIJobs(t *testing.T) {
 	})
 	ts.waitFor("the output", func() bool { return len(ts.read("WORDS")) == 3 })
 	ts.check(names, []cliRun{
-		{args: []string{"module", "list"}, want: "ID  SIZE  FUNCTIONS  USED BY\nMOD  SIZE  split (flat_map)  JOB1\n"},
+		{args: []string{"module", "list"}, want: "ID  NAMES  SIZE  FUNCTIONS  USED BY\nMOD  SIZE  split (flat_map)  JOB1\n"},
 		{args: []string{"module", "rm", mod}, wantErr: "Module in use (409): module MOD is used by jobs JOB1: in use"},
 		{args: []string{"job", "list"}, want: "ID  NAME  STATE  CREATED\nJOB1  words  RUNNING  TIME\n"},
 		{args: []string{"job", "get", job}, want: `id:  JOB1
@@ -194,7 +194,7 @@ out  sink  2  lines  3  3  0  0.00  -
 		{args: []string{"job", "submit", spec, "--from-savepoint", job + "-9"}, wantErr: "Invalid job (400):\n  from_savepoint: JOB1-9: no such savepoint"},
 		{args: []string{"job", "list", "-o", "id"}, want: "JOB1\nJOB2\n"},
 		{args: []string{"module", "rm", mod}, want: "deleted module MOD\n"},
-		{args: []string{"module", "list"}, want: "ID  SIZE  FUNCTIONS  USED BY\n"},
+		{args: []string{"module", "list"}, want: "ID  NAMES  SIZE  FUNCTIONS  USED BY\n"},
 	})
 }
 

@@ -48,6 +48,9 @@ type config struct {
 	NATSAuth connector.ClientAuth
 	// Budgets bound the memory of the jobs' subtasks (budgets.*).
 	Budgets exec.Budgets
+	// JobRetention is jobs.retention: how long ended jobs are kept (0:
+	// until deleted).
+	JobRetention time.Duration
 }
 
 // apiLimits are the api.* bounds of requests.
@@ -95,6 +98,7 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.String("api.token", "", "bearer token required by every /v1 call; empty disables auth")
 	f.String("log.format", "text", "log format: text or json")
 	f.String("log.level", "info", "log level: debug, info, warn or error")
+	f.Duration("jobs.retention", defaultJobRetention, "ended jobs older than this are removed with their checkpoints (savepoints kept); 0s keeps them")
 	f.String("checkpoint.store", "dir", "where checkpoints and savepoints go: dir (data_dir/checkpoints) or jetstream (object store bucket PLATFORM_CHECKPOINTS)")
 	f.Int("api.max_concurrent_uploads", api.DefaultMaxConcurrentUploads, "module uploads in progress at once; more are answered 503 with Retry-After")
 	f.Int64("api.upload_bytes_in_flight", api.DefaultUploadBytesInFlight, "bytes the bodies of the uploads in progress may hold together")
@@ -143,6 +147,7 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 			LogLevel:  v.GetString("log.level"),
 
 			CheckpointStore: v.GetString("checkpoint.store"),
+			JobRetention:    v.GetDuration("jobs.retention"),
 			Limits: apiLimits{
 				MaxConcurrentUploads: v.GetInt("api.max_concurrent_uploads"),
 				UploadBytesInFlight:  v.GetInt64("api.upload_bytes_in_flight"),
@@ -196,6 +201,9 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 		if c.CheckpointStore != "dir" && c.CheckpointStore != "jetstream" {
 			return config{}, fmt.Errorf("checkpoint.store: %q is not dir or jetstream", c.CheckpointStore)
 		}
+		if c.JobRetention < 0 {
+			return config{}, fmt.Errorf("jobs.retention: %s is negative; 0s keeps ended jobs", c.JobRetention)
+		}
 		if c.LogFormat != "text" && c.LogFormat != "json" {
 			return config{}, fmt.Errorf("log.format: %q is not text or json", c.LogFormat)
 		}
@@ -203,8 +211,11 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	}
 }
 
+// defaultJobRetention is jobs.retention's default: a week.
+const defaultJobRetention = 7 * 24 * time.Hour
+
 // flagKeys are the keys bound to flags of the same name.
-var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store",
+var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store", "jobs.retention",
 	"api.max_concurrent_uploads", "api.upload_bytes_in_flight", "api.read_timeout", "api.upload_read_timeout",
 	"api.request_timeout", "api.upload_timeout", "api.tls.cert", "api.tls.key",
 	"nats.creds", "nats.user", "nats.password", "nats.tls.ca", "nats.tls.cert", "nats.tls.key",

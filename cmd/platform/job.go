@@ -60,7 +60,45 @@ func newJobCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(newJobSubmitCommand(c), list, get, cancel, newJobResumeCommand(c), newJobWatchCommand(c))
+	spec := &cobra.Command{
+		Use:   "spec ID",
+		Short: "Print the spec the job was submitted with, as it was submitted",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw, err := c.api.call(cmd.Context(), http.MethodGet, "/v1/jobs/"+url.PathEscape(args[0])+"/spec", "", nil, nil)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(raw)
+			return err
+		},
+	}
+	var withSavepoints bool
+	rm := &cobra.Command{
+		Use:   "rm ID",
+		Short: "Delete a job that has ended, with its checkpoints (--savepoints: and its savepoints)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := "/v1/jobs/" + url.PathEscape(args[0])
+			if withSavepoints {
+				path += "?savepoints=true"
+			}
+			if _, err := c.api.call(cmd.Context(), http.MethodDelete, path, "", nil, nil); err != nil {
+				return err
+			}
+			switch {
+			case c.format == "id":
+				fmt.Fprintln(cmd.OutOrStdout(), args[0])
+			case c.format == "table" && withSavepoints:
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted job %s, its checkpoints and savepoints\n", args[0])
+			case c.format == "table":
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted job %s and its checkpoints (savepoints kept)\n", args[0])
+			}
+			return nil
+		},
+	}
+	rm.Flags().BoolVar(&withSavepoints, "savepoints", false, "delete the job's savepoints too")
+	cmd.AddCommand(newJobSubmitCommand(c), list, get, spec, rm, cancel, newJobResumeCommand(c), newJobWatchCommand(c))
 	cmd.AddCommand(newSavepointCommands(c)...)
 	return cmd
 }
@@ -110,8 +148,8 @@ func newJobResumeCommand(c *client) *cobra.Command {
 		Use:   "resume ID FILE",
 		Short: "Submit the spec in FILE as a new job from the latest completed savepoint of job ID",
 		Long: "resume finds the latest completed savepoint of job ID (taken with savepoint or stop) and\n" +
-			"submits FILE from it, as submit --from-savepoint does. The API does not return a job's\n" +
-			"spec, so FILE names it: the same spec, or a changed one (parallelism, new operators).",
+			"submits FILE from it, as submit --from-savepoint does. FILE is the same spec (job spec ID\n" +
+			"prints it) or a changed one (parallelism, new operators).",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := readSpec(cmd.InOrStdin(), args[1])
@@ -244,8 +282,14 @@ func printJob(w io.Writer, j runtime.JobInfo) {
 			restored = fmt.Sprintf("%s %d of job %s", r.Kind, r.Checkpoint, r.Job)
 		}
 	}
+	var named []string
+	for _, m := range j.Modules {
+		if m.Version != "" {
+			named = append(named, m.Ref+" = "+m.Version+" ("+m.ID+")")
+		}
+	}
 	fields(w, "id", j.ID, "name", j.Name, "state", string(j.State), "created", stamp(j.Created), "ended", ended,
-		"failure", j.Failure, "restarts", restarts, "checkpoints", checkpoints, "restored from", restored)
+		"failure", j.Failure, "restarts", restarts, "checkpoints", checkpoints, "restored from", restored, "modules", strings.Join(named, ", "))
 	for _, warning := range j.Warnings {
 		fmt.Fprintln(w, "warning:", warning)
 	}

@@ -16,17 +16,25 @@ import (
 
 func newModuleCommand() *cobra.Command {
 	cmd, c := clientGroup("module", "Push, list, describe and delete UDF modules on a platform")
+	var name string
 	push := &cobra.Command{
 		Use:   "push FILE.wasm",
-		Short: "Upload a module; print its id (its content hash) and functions",
-		Args:  cobra.ExactArgs(1),
+		Short: "Upload a module; print its id (its content hash), its version with --name, and its functions",
+		Long: "push uploads a module, whose id is its content hash. With --name N it is also the next\n" +
+			"version of the name N (N@1, N@2, ...), which job specs may name instead of the id:\n" +
+			"module: N (the latest version at submission) or module: N@2.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wasm, err := os.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
+			path := "/v1/modules"
+			if cmd.Flags().Changed("name") {
+				path += "?" + url.Values{"name": {name}}.Encode()
+			}
 			var m runtime.ModuleInfo
-			raw, err := c.api.call(cmd.Context(), http.MethodPost, "/v1/modules", "application/wasm", wasm, &m)
+			raw, err := c.api.call(cmd.Context(), http.MethodPost, path, "application/wasm", wasm, &m)
 			if err != nil {
 				return err
 			}
@@ -34,6 +42,7 @@ func newModuleCommand() *cobra.Command {
 			return nil
 		},
 	}
+	push.Flags().StringVar(&name, "name", "", "make the module the next version of this name ([a-z0-9][a-z0-9_-]{0,62})")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the modules",
@@ -46,15 +55,15 @@ func newModuleCommand() *cobra.Command {
 			}
 			rows := make([][]string, len(l.Modules))
 			for i, m := range l.Modules {
-				rows[i] = []string{m.ID, strconv.Itoa(m.Size), functionList(m), strings.Join(m.UsedBy, ",")}
+				rows[i] = []string{m.ID, strings.Join(m.Names, ","), strconv.Itoa(m.Size), functionList(m), strings.Join(m.UsedBy, ",")}
 			}
-			c.rows(cmd.OutOrStdout(), []string{"ID", "SIZE", "FUNCTIONS", "USED BY"}, rows)
+			c.rows(cmd.OutOrStdout(), []string{"ID", "NAMES", "SIZE", "FUNCTIONS", "USED BY"}, rows)
 			return nil
 		},
 	}
 	get := &cobra.Command{
-		Use:   "get ID",
-		Short: "Describe a module: size, functions, states, the jobs using it",
+		Use:   "get ID|NAME|NAME@VERSION",
+		Short: "Describe a module: names, size, functions, states, the jobs using it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var m runtime.ModuleInfo
@@ -67,8 +76,8 @@ func newModuleCommand() *cobra.Command {
 		},
 	}
 	rm := &cobra.Command{
-		Use:   "rm ID",
-		Short: "Delete a module no job uses",
+		Use:   "rm ID|NAME@VERSION",
+		Short: "Delete a module no job uses, with the names' versions naming it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := c.api.call(cmd.Context(), http.MethodDelete, "/v1/modules/"+url.PathEscape(args[0]), "", nil, nil); err != nil {
@@ -105,7 +114,7 @@ func (c *client) printModule(w io.Writer, raw []byte, m runtime.ModuleInfo) {
 		for i, s := range m.States {
 			states[i] = s.Name + " (" + s.Kind + ")"
 		}
-		fields(w, "id", m.ID, "size", strconv.Itoa(m.Size), "uploaded", stamp(m.Uploaded),
+		fields(w, "id", m.ID, "version", m.Version, "names", strings.Join(m.Names, ", "), "size", strconv.Itoa(m.Size), "uploaded", stamp(m.Uploaded),
 			"functions", functionList(m), "states", strings.Join(states, ", "), "used by", strings.Join(m.UsedBy, ", "))
 	}
 }

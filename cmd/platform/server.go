@@ -113,7 +113,7 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 			return s, fmt.Errorf("checkpoint.store: %w", err)
 		}
 	}
-	s.manager, err = runtime.NewManager(ctx, runtime.Config{DataDir: cfg.DataDir, Host: s.host, JetStream: js, Checkpoints: store, Logger: log, Budgets: cfg.Budgets})
+	s.manager, err = runtime.NewManager(ctx, runtime.Config{DataDir: cfg.DataDir, Host: s.host, JetStream: js, Checkpoints: store, Logger: log, Budgets: cfg.Budgets, JobRetention: cfg.JobRetention})
 	if err != nil {
 		return s, err
 	}

@@ -200,7 +200,13 @@ sinks: [{id: out, input: a, discard: true}, {id: unnamed, discard: true}]
   - {id: a, input: src, map: {module: ` + modA[:70] + `, function: f}}
   - {id: b, input: src, map: {module: "sha256:` + repeat("A", 64) + `", function: f}}
   - {id: op, input: src, map: {module: "md5:` + repeat("a", 64) + `", function: f}}
-`), []string{"operators[0].map.module", "operators[1].map.module", "operators[2].map.module"}},
+  - {id: n1, input: src, map: {module: words, function: f}}
+  - {id: n2, input: src, map: {module: words@12, function: f}}
+  - {id: n3, input: src, map: {module: Words, function: f}}
+  - {id: n4, input: src, map: {module: words@0, function: f}}
+  - {id: n5, input: src, key_by: {module: "-words", function: f}, window: {type: tumbling, size: 1s}, aggregate: {module: "words@", function: g}}
+`), []string{"operators[0].map.module", "operators[1].map.module", "operators[2].map.module",
+		"operators[5].map.module", "operators[6].map.module", "operators[7].key_by.module", "operators[7].aggregate.module"}},
 	{"cycles", `
 name: j
 sources: [{id: src, generator: {kind: sequence}}]

@@ -34,6 +34,44 @@ func isModuleID(s string) bool {
 	return true
 }
 
+// isModuleName reports whether s is a module name: a lowercase letter or
+// digit, then at most 62 lowercase letters, digits, '_' and '-'.
+func isModuleName(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for i, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '_' || c == '-')) {
+			return false
+		}
+	}
+	return true
+}
+
+// isModuleVersion reports whether s is a module version: a decimal number
+// from 1 to 999999999 without leading zeros.
+func isModuleVersion(s string) bool {
+	if s == "" || len(s) > 9 || s[0] == '0' {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isModuleRef reports whether s names an uploaded module: its id, a name
+// (its latest version) or a name and version "name@2".
+func isModuleRef(s string) bool {
+	if isModuleID(s) {
+		return true
+	}
+	name, version, versioned := strings.Cut(s, "@")
+	return isModuleName(name) && (!versioned || isModuleVersion(version))
+}
+
 // streamProblem says what is wrong with a JetStream stream name, or "".
 func streamProblem(s string) string {
 	switch {

@@ -15,10 +15,11 @@ import (
 const SchemaID = "https://wasmstream.io/schemas/job.schema.json"
 
 // Patterns of the schema, as the validator checks the same values
-// (isIdentifier, isModuleID, time.ParseDuration).
+// (isIdentifier, isModuleRef, time.ParseDuration).
 const (
 	identifierPattern = `^[A-Za-z0-9._-]+$`
-	moduleIDPattern   = `^sha256:[0-9a-f]{64}$`
+	// moduleRefPattern is a module id, name or name@version.
+	moduleRefPattern = `^(sha256:[0-9a-f]{64}|[a-z0-9][a-z0-9_-]{0,62}(@[1-9][0-9]{0,8})?)$`
 	// durationPattern is what time.ParseDuration reads: an optionally
 	// signed sequence of decimal numbers, each with a unit, or a bare 0.
 	durationPattern = `^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
@@ -31,9 +32,9 @@ var patterns = map[reflect.Type]map[string]string{
 	reflect.TypeFor[Source]():      {"id": identifierPattern},
 	reflect.TypeFor[Operator]():    {"id": identifierPattern},
 	reflect.TypeFor[Sink]():        {"id": identifierPattern},
-	reflect.TypeFor[FunctionRef](): {"module": moduleIDPattern},
-	reflect.TypeFor[KeyBy]():       {"module": moduleIDPattern},
-	reflect.TypeFor[Aggregate]():   {"module": moduleIDPattern},
+	reflect.TypeFor[FunctionRef](): {"module": moduleRefPattern},
+	reflect.TypeFor[KeyBy]():       {"module": moduleRefPattern},
+	reflect.TypeFor[Aggregate]():   {"module": moduleRefPattern},
 }
 
 // JSONSchema is the JSON Schema (draft 2020-12) of a job spec, generated

@@ -127,7 +127,9 @@ func TestSchemaRejects(t *testing.T) {
 			[]string{`/: "name" is required`, `/sinks/0: "id" is required`, `/sources: want at least 1 items, got 0`}},
 		{"wrong type", minimalSpec + "parallelism: two\n", []string{`/parallelism: want integer, got string`}},
 		{"bad module id", withOps("  - {id: op, input: src, map: {module: sha256:beef, function: f}}\n"),
-			[]string{`/operators/0/map/module: "sha256:beef" does not match ` + moduleIDPattern}},
+			[]string{`/operators/0/map/module: "sha256:beef" does not match ` + moduleRefPattern}},
+		{"bad module name", withOps("  - {id: op, input: src, map: {module: Words@0, function: f}}\n"),
+			[]string{`/operators/0/map/module: "Words@0" does not match ` + moduleRefPattern}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Parse([]byte(tc.spec)); err == nil {
@@ -351,10 +353,18 @@ func TestSchemaPatterns(t *testing.T) {
 			t.Errorf("identifier %q: pattern says %v, isIdentifier %v", s, got, isIdentifier(s))
 		}
 	}
-	module := regexp.MustCompile(moduleIDPattern)
-	for _, s := range []string{modA, modB, "sha256:" + strings.Repeat("A", 64), "sha256:" + strings.Repeat("a", 63), "sha1:" + strings.Repeat("a", 64), modA + "a"} {
-		if got := module.MatchString(s); got != isModuleID(s) {
-			t.Errorf("module %q: pattern says %v, isModuleID %v", s, got, isModuleID(s))
+	module := regexp.MustCompile(moduleRefPattern)
+	for _, s := range []string{modA, modB, "sha256:" + strings.Repeat("A", 64), "sha256:" + strings.Repeat("a", 63), "sha1:" + strings.Repeat("a", 64), modA + "a",
+		"words", "words@1", "words@12", "w", "0", "9-a_b", "a@999999999", strings.Repeat("a", 63), strings.Repeat("a", 64), "a@1000000000",
+		"", "@1", "words@", "words@0", "words@01", "words@-1", "Words", "_a", "-a", "a.b", "a@1@2", "a@b", "sha256", "a b"} {
+		if got := module.MatchString(s); got != isModuleRef(s) {
+			t.Errorf("module %q: pattern says %v, isModuleRef %v", s, got, isModuleRef(s))
+		}
+	}
+	for s, want := range map[string]bool{modA: true, "words": true, "words@2": true, strings.Repeat("a", 63) + "@999999999": true,
+		strings.Repeat("a", 64): false, "words@0": false, "Words": false, "sha256:beef": false} {
+		if got := isModuleRef(s); got != want {
+			t.Errorf("isModuleRef(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

@@ -70,6 +70,6 @@ type StateBackend struct {
 
 // FunctionRef names a function in an uploaded module.
 type FunctionRef struct {
-	Module   string `json:"module" required:"true"` // "sha256:" and 64 lowercase hex digits
+	Module   string `json:"module" required:"true"` // an id ("sha256:" and 64 lowercase hex digits), a name, or name@version
 	Function string `json:"function" required:"true"`
 }

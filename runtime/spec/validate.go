@@ -107,8 +107,8 @@ func (v *validator) function(path string, module, function string) {
 	switch {
 	case module == "":
 		v.fail(path+".module", "required")
-	case !isModuleID(module):
-		v.fail(path+".module", "want a module id \"sha256:<64 lowercase hex digits>\", got %q", module)
+	case !isModuleRef(module):
+		v.fail(path+".module", "want a module id \"sha256:<64 lowercase hex digits>\", a module name or name@version, got %q", module)
 	}
 	if function == "" {
 		v.fail(path+".function", "required")
