@@ -195,3 +195,62 @@ func BenchmarkInstrument(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCallMemory is BenchmarkCall with the guest's memory a mapping
+// (the default on Linux) and a Go slice (elsewhere, and wazero's own
+// allocation): one process, so that the two compare on a noisy machine.
+func BenchmarkCallMemory(b *testing.B) {
+	for _, mapped := range []bool{true, false} {
+		name := map[bool]string{true: "mapped", false: "slice"}[mapped]
+		b.Run(name, func(b *testing.B) {
+			h, _ := newHost(b, "")
+			h.mapMemory = mapped && mapMemoryDefault
+			m := compileFixture(b, h, "udf")
+			p := newPool(b, m, InstanceConfig{})
+			rs := make([]abi.Record, 1024)
+			for i := range rs {
+				rs[i] = abi.Record{Key: []byte("key"), Value: bytes.Repeat([]byte{'a' + byte(i%26)}, 100), Timestamp: int64(i)}
+			}
+			frame := inputFrame(rs...)
+			ctx := context.Background()
+			if _, err := p.Call(ctx, fnUpper, frame); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Call(ctx, fnUpper, frame); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkInstantiateMemory is what making and closing an instance costs
+// with each kind of memory, its budget reservation included.
+func BenchmarkInstantiateMemory(b *testing.B) {
+	for _, mapped := range []bool{true, false} {
+		name := map[bool]string{true: "mapped", false: "slice"}[mapped]
+		b.Run(name, func(b *testing.B) {
+			h, _ := newHost(b, "")
+			h.mapMemory = mapped && mapMemoryDefault
+			m := compileFixture(b, h, "udf")
+			ctx := context.Background()
+			c, err := m.compiledFor(ctx, limitPages(DefaultMemoryLimit))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				inst, err := c.instantiate(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := inst.close(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,8 @@
 // modules with wazero (behind one compilation cache, on disk when configured),
 // validates them against ABI v1 (exports, imports, ABI version and
 // self-description), and runs their functions in pooled, sandboxed instances
-// with per-job memory limits and per-call deadlines. Deadlines rest on
+// with per-job memory limits, a process-wide memory budget (linearmem.go)
+// and per-call deadlines. Deadlines rest on
 // instrumentation: before compiling a module the host adds a stop flag and
 // a cheap check at every loop head (instrument.go), which a Guest's watchdog
 // goroutine trips when a call runs too long. It provides the guest's

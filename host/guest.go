@@ -183,7 +183,12 @@ func (p *Guest) acquire(ctx context.Context, function string) (*instance, error)
 	if fresh {
 		var err error
 		if inst, err = p.code.instantiate(context.Background()); err != nil {
-			return nil, p.callError(function, KindTrap, err)
+			kind := KindTrap
+			var refused *budgetExceeded
+			if errors.As(err, &refused) {
+				kind = KindMemoryLimit
+			}
+			return nil, p.callError(function, kind, err)
 		}
 		p.created.Add(1)
 	}

@@ -20,6 +20,11 @@ type Config struct {
 	CacheDir string
 	// Logger receives guest logs, stdout and stderr; nil means slog.Default().
 	Logger *slog.Logger
+	// MemoryBudget bounds the linear memory of all the Host's instances
+	// together, in bytes; 0 (or less) means DefaultMemoryBudget(). An
+	// instantiation or a memory.grow beyond it fails the call with a
+	// *CallError of KindMemoryLimit.
+	MemoryBudget int64
 }
 
 // Host compiles modules and runs their instances. It keeps one wazero
@@ -34,6 +39,13 @@ type Host struct {
 	closed  atomic.Bool
 	// validateTimeout bounds a module's validation calls.
 	validateTimeout time.Duration
+
+	// budget bounds the instances' memories (linearmem.go); mapMemory
+	// says whether they are mappings (else Go slices, which trim returns
+	// to the OS once freed).
+	budget    memoryBudget
+	mapMemory bool
+	trim      *trimmer
 
 	mu      sync.Mutex
 	engines map[uint32]*engine
@@ -56,6 +68,11 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		validateTimeout: validateTimeout,
 		engines:         make(map[uint32]*engine),
 		modules:         make(map[string]*moduleEntry),
+		mapMemory:       mapMemoryDefault,
+	}
+	h.budget.limit = cfg.MemoryBudget
+	if h.budget.limit <= 0 {
+		h.budget.limit = DefaultMemoryBudget()
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -74,8 +91,17 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, errors.Join(err, h.cache.Close(ctx))
 	}
 	h.imports = allowedImports(e.rt)
+	h.trim = startTrimmer(trimInterval)
 	return h, nil
 }
+
+// MemoryBudget is the most linear memory, in bytes, the Host's instances
+// may hold together.
+func (h *Host) MemoryBudget() int64 { return h.budget.limit }
+
+// MemoryReserved is the linear memory, in bytes, the Host's instances hold
+// now, idle ones included. It may be read from any goroutine.
+func (h *Host) MemoryReserved() int64 { return h.budget.used.Load() }
 
 // Close closes every runtime, and so every instance, then the cache. Pools
 // still open fail their next Call.
@@ -83,6 +109,7 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.closed.Swap(true) {
 		return nil
 	}
+	h.trim.stop()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var errs []error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"wasmstream.io/platform/abi"
@@ -69,6 +70,9 @@ type instance struct {
 	// (state.go); only the owning goroutine uses them.
 	env   Env
 	retry retry
+	// memory backs the instance's linear memory and holds its share of
+	// the Host's memory budget.
+	memory *linearMemory
 }
 
 // instantiate creates an instance whose context derives from parent. It
@@ -87,9 +91,17 @@ func (c *compiled) instantiate(parent context.Context) (*instance, error) {
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader)
-	mod, err := c.eng.rt.InstantiateModule(inst.ctx, c.code, cfg)
+	h := c.mod.host
+	initial := int64(limitBytes(c.mod.minPages))
+	if !h.reserveGuestMemory(initial) {
+		inst.cancel()
+		return nil, h.budgetError(initial)
+	}
+	inst.memory = newLinearMemory(h, initial)
+	mod, err := c.eng.rt.InstantiateModule(experimental.WithMemoryAllocator(inst.ctx, inst.memory), c.code, cfg)
 	if err != nil {
 		inst.cancel()
+		inst.memory.Free()
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
 	stop, ok := mod.ExportedGlobal(stopExport).(api.MutableGlobal)
@@ -186,6 +198,10 @@ func (i *instance) classify(err error, expired bool) (ErrorKind, error) {
 	var exit *sys.ExitError
 	isExit := errors.As(err, &exit)
 	switch {
+	case i.memory.refused > 0:
+		h := i.code.mod.host
+		return KindMemoryLimit, fmt.Errorf("memory %d bytes, growing to %d refused: host.memory_budget of %d bytes has %d bytes free: %w",
+			i.mem.Size(), i.memory.refused, h.budget.limit, max(0, h.budget.limit-h.budget.used.Load()), err)
 	case i.nearLimit():
 		return KindMemoryLimit, fmt.Errorf("memory %d bytes, limit %d: %w", i.mem.Size(), limitBytes(i.code.eng.pages), err)
 	case isExit:
@@ -195,6 +211,19 @@ func (i *instance) classify(err error, expired bool) (ErrorKind, error) {
 }
 
 func limitBytes(pages uint32) uint64 { return uint64(pages) * pageSize }
+
+// budgetExceeded is the error of an instantiation the memory budget cannot
+// cover.
+type budgetExceeded struct{ need, limit, free int64 }
+
+func (e *budgetExceeded) Error() string {
+	return fmt.Sprintf("instantiate: memory of %d bytes refused: host.memory_budget of %d bytes has %d bytes free", e.need, e.limit, e.free)
+}
+
+// budgetError reports that the budget could not cover need bytes.
+func (h *Host) budgetError(need int64) error {
+	return &budgetExceeded{need: need, limit: h.budget.limit, free: max(0, h.budget.limit-h.budget.used.Load())}
+}
 
 // limitSlack is how close to its limit a guest's memory must be for a
 // failure to count as running out of memory: a refused memory.grow leaves

@@ -73,6 +73,9 @@ func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonR
 		p, err = plan.Build(js, m.lookupDescription)
 	}
 	if err == nil {
+		err = m.checkGuestMemory(p)
+	}
+	if err == nil {
 		err = m.checkConnectors(ctx, p)
 	}
 	if err == nil {
@@ -82,6 +85,21 @@ func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonR
 		return nil, nil, nil, listProblems(err, data)
 	}
 	return p, cp, refs, nil
+}
+
+// checkGuestMemory refuses a job whose Wasm instances, each grown to
+// udf.memory_limit, would hold more than the host's memory budget: the job
+// could not run at its limits on this worker even alone.
+func (m *Manager) checkGuestMemory(p *plan.Plan) error {
+	if m.cfg.Host == nil {
+		return nil
+	}
+	guests, limit, budget := int64(p.Guests()), p.Job.UDF.MemoryLimit, m.cfg.Host.MemoryBudget()
+	if need := guests * limit; need > budget {
+		return fmt.Errorf("%w: udf.memory_limit: %d bytes x %d instances (one per module function per subtask) = %d bytes, more than the guest memory budget host.memory_budget of %d bytes; lower udf.memory_limit or the parallelism",
+			ErrInvalidJob, limit, guests, need, budget)
+	}
+	return nil
 }
 
 // JobError is an invalid job (it wraps ErrInvalidJob) with its problems

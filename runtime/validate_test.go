@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/spec"
 )
@@ -138,5 +141,52 @@ func TestListProblems(t *testing.T) {
 	other := errors.New("boom")
 	if got := listProblems(other, data); got != other {
 		t.Errorf("another error became %v", got)
+	}
+}
+
+// TestGuestMemoryBudget: a job whose instances at udf.memory_limit would
+// hold more than the host's memory budget is refused, naming the numbers;
+// one that fits exactly is accepted.
+func TestGuestMemoryBudget(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New(ctx, host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MemoryBudget: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(ctx) })
+	m, err := NewManager(ctx, Config{DataDir: t.TempDir(), Host: h, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(ctx) })
+	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "upper-wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tmpl = `name: big
+parallelism: %d
+udf:
+  memory_limit: 268435456
+sources: [{id: gen, generator: {kind: sequence, count: 10}}]
+operators:
+  - {id: a, input: gen, map: {module: "%s", function: upper}}
+  - {id: b, input: a, map: {module: "%s", function: upper}}
+sinks: [{id: out, input: b, discard: true}]
+`
+	_, err = m.SubmitJob(ctx, []byte(fmt.Sprintf(tmpl, 3, mod.ID, mod.ID)))
+	var je *JobError
+	if !errors.As(err, &je) || !errors.Is(err, ErrInvalidJob) {
+		t.Fatalf("got %T %v, want a *JobError", err, err)
+	}
+	want := []spec.FieldError{{Path: "udf.memory_limit", Line: 4,
+		Message: "268435456 bytes x 6 instances (one per module function per subtask) = 1610612736 bytes, more than the guest memory budget host.memory_budget of 1073741824 bytes; lower udf.memory_limit or the parallelism"}}
+	if !reflect.DeepEqual(je.Problems, want) {
+		t.Fatalf("problems %+v, want %+v", je.Problems, want)
+	}
+	if jobs, _ := m.ListJobs(ctx); len(jobs) != 0 {
+		t.Fatalf("a refused job was kept: %+v", jobs)
+	}
+	if _, err := m.ValidateJob(ctx, []byte(fmt.Sprintf(tmpl, 2, mod.ID, mod.ID)), "", false); err != nil {
+		t.Fatalf("4 instances of 256 MiB in a budget of 1 GiB: %v", err)
 	}
 }

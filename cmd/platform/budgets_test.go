@@ -23,8 +23,8 @@ func TestConfigBudgets(t *testing.T) {
 		ExchangeBufferSize: exchange.DefaultBufferSize, ExchangeExclusive: exchange.DefaultExclusivePerChannel,
 		ExchangeFloating: exchange.DefaultFloatingPerGate,
 	}
-	if d.Budgets != wantDefaults {
-		t.Errorf("defaults %+v, want %+v", d.Budgets, wantDefaults)
+	if d.Budgets != wantDefaults || d.MemoryBudget != 0 {
+		t.Errorf("defaults %+v and host.memory_budget %d, want %+v and 0", d.Budgets, d.MemoryBudget, wantDefaults)
 	}
 	file := filepath.Join(t.TempDir(), "platform.yaml")
 	if err := os.WriteFile(file, []byte(`
@@ -36,6 +36,8 @@ budgets:
   exchange_buffer_size: 8192
   exchange_exclusive_buffers: 3
   exchange_floating_buffers: 5
+host:
+  memory_budget: 5000000
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -49,12 +51,16 @@ budgets:
 	if c.Budgets != want {
 		t.Errorf("budgets %+v, want %+v", c.Budgets, want)
 	}
+	if c.MemoryBudget != 5000000 {
+		t.Errorf("host.memory_budget %d, want 5000000", c.MemoryBudget)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--budgets.window_contents", "-1"}, "budgets.window_contents: must not be negative, got -1"},
 		{[]string{"--budgets.exchange_buffer_size", "100"}, "budgets.exchange_buffer_size: must be at least 1024 bytes, got 100"},
+		{[]string{"--host.memory_budget", "-1"}, "host.memory_budget: must not be negative, got -1"},
 	} {
 		if _, err := loadConfig(t, tc.args...); err == nil || err.Error() != tc.want {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)

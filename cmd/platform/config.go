@@ -51,6 +51,9 @@ type config struct {
 	// JobRetention is jobs.retention: how long ended jobs are kept (0:
 	// until deleted).
 	JobRetention time.Duration
+	// MemoryBudget bounds the linear memory of all Wasm instances
+	// together (host.memory_budget); 0 takes host.DefaultMemoryBudget.
+	MemoryBudget int64
 }
 
 // apiLimits are the api.* bounds of requests.
@@ -121,6 +124,7 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.Int("budgets.exchange_buffer_size", exchange.DefaultBufferSize, "bytes of one exchange buffer")
 	f.Int("budgets.exchange_exclusive_buffers", exchange.DefaultExclusivePerChannel, "exclusive buffers (credits) of each exchange input channel")
 	f.Int("budgets.exchange_floating_buffers", exchange.DefaultFloatingPerGate, "floating buffers of each task's exchange input gate")
+	f.Int64("host.memory_budget", 0, "bytes of linear memory all Wasm instances may hold together; 0: half of the machine's memory, or of the cgroup's limit when lower")
 	return func() (config, error) {
 		v.SetEnvPrefix("PLATFORM")
 		v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
@@ -175,9 +179,13 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 				ExchangeExclusive:  v.GetInt("budgets.exchange_exclusive_buffers"),
 				ExchangeFloating:   v.GetInt("budgets.exchange_floating_buffers"),
 			},
+			MemoryBudget: v.GetInt64("host.memory_budget"),
 		}
 		if err := c.Budgets.Check(); err != nil {
 			return config{}, err
+		}
+		if c.MemoryBudget < 0 {
+			return config{}, fmt.Errorf("host.memory_budget: must not be negative, got %d", c.MemoryBudget)
 		}
 		var err error
 		if c.Tokens, err = tokensOf(v); err != nil {
@@ -220,7 +228,8 @@ var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.
 	"api.request_timeout", "api.upload_timeout", "api.tls.cert", "api.tls.key",
 	"nats.creds", "nats.user", "nats.password", "nats.tls.ca", "nats.tls.cert", "nats.tls.key",
 	"budgets.keyed_state", "budgets.window_contents", "budgets.in_flight", "budgets.sink_staging",
-	"budgets.exchange_buffer_size", "budgets.exchange_exclusive_buffers", "budgets.exchange_floating_buffers"}
+	"budgets.exchange_buffer_size", "budgets.exchange_exclusive_buffers", "budgets.exchange_floating_buffers",
+	"host.memory_budget"}
 
 // tokenEntry is one entry of api.tokens.
 type tokenEntry struct {

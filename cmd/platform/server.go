@@ -103,7 +103,7 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 		return s, fmt.Errorf("nats.url %s: %w", url, err)
 	}
 	s.nc = nc
-	s.host, err = host.New(ctx, host.Config{CacheDir: filepath.Join(cfg.DataDir, "cache"), Logger: log.With("component", "udf")})
+	s.host, err = host.New(ctx, host.Config{CacheDir: filepath.Join(cfg.DataDir, "cache"), Logger: log.With("component", "udf"), MemoryBudget: cfg.MemoryBudget})
 	if err != nil {
 		return s, err
 	}

@@ -243,3 +243,13 @@ func TestBuildNamesTheBadField(t *testing.T) {
 		})
 	}
 }
+
+// TestGuests counts testJob's instances: parse's map and the user key
+// selector in front of first, in each of the 2 parse subtasks; dedup and
+// its on_timer in each of the 2 first subtasks; pairs in each of the 2
+// joined subtasks. The builtin count and the sinks run no module.
+func TestGuests(t *testing.T) {
+	if got := build(t, testJob).Guests(); got != 10 {
+		t.Fatalf("guests %d, want 10", got)
+	}
+}

@@ -50,3 +50,30 @@ func (p *Plan) chain(v *Vertex, ids []string) []string {
 	}
 	return ids
 }
+
+// Guests counts the Wasm instances the plan's subtasks create: one per
+// module function per subtask that runs it (a key selector runs in the
+// subtasks that send to its edge). A guest runs on one instance at a time:
+// a failed instance is closed before its replacement, the one that runs a
+// failed batch again record by record, is made.
+func (p *Plan) Guests() int {
+	n := 0
+	for _, v := range p.Vertices {
+		fns := 0
+		for _, f := range [...]*Func{v.Fn, v.OnTimer, v.WatermarkFn} {
+			if f != nil {
+				fns++
+			}
+		}
+		if v.Window != nil && v.Window.GapFn != nil {
+			fns++
+		}
+		for _, e := range v.Out {
+			if e.KeyFn != nil {
+				fns++
+			}
+		}
+		n += fns * v.Parallelism
+	}
+	return n
+}
