@@ -6,8 +6,8 @@ import (
 	"net/http"
 )
 
-// uiFiles is the web UI: a page, a script and a style sheet over the API,
-// built into the binary.
+// uiFiles is the web UI: a page, its scripts (app.js over the API, layout.js
+// placing the job graph) and a style sheet, built into the binary.
 //
 //go:embed ui
 var uiFiles embed.FS
@@ -25,7 +25,8 @@ func mustRead(name string) []byte {
 	return b
 }
 
-// ui serves the page; the page loads /ui/app.js and /ui/style.css.
+// ui serves the page; the page loads /ui/layout.js, /ui/app.js and
+// /ui/style.css.
 func ui(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write(indexHTML)

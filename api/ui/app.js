@@ -13,21 +13,29 @@ const token = $("token");
 token.value = sessionStorage.getItem("token") || "";
 token.onchange = () => { sessionStorage.setItem("token", token.value); refresh(); };
 
-// request calls the API and returns the decoded body; a problem becomes an
-// Error whose message is the problem's detail and whose status is kept.
-async function request(method, path, body, type) {
+// call calls the API and returns the response's text; a problem becomes an
+// Error whose message is the problem's detail and whose status and type are
+// kept.
+async function call(method, path, body, type) {
   const headers = token.value ? {Authorization: "Bearer " + token.value} : {};
   if (type) headers["Content-Type"] = type;
   const res = await fetch(path, {method, headers, body});
   const text = await res.text();
-  const data = text ? JSON.parse(text) : null;
   if (!res.ok) {
+    let data = null;
+    try { data = JSON.parse(text); } catch { /* not a problem document */ }
     const err = new Error((data && data.detail) || res.statusText);
     err.status = res.status;
     err.problemType = data && data.type;
     throw err;
   }
-  return data;
+  return text;
+}
+
+// request calls the API and returns the decoded JSON body.
+async function request(method, path, body, type) {
+  const text = await call(method, path, body, type);
+  return text ? JSON.parse(text) : null;
 }
 const get = path => request("GET", path);
 
@@ -56,31 +64,96 @@ function wrap(node) {
 
 const fixed = (x, digits) => (x === undefined || x === null) ? "" : Number(x).toFixed(digits);
 const level = l => el("span", l || "–", "level " + (l || ""));
-const watermark = ms => (ms === undefined || ms === null) ? "–" : new Date(ms).toISOString();
+// watermark shows milliseconds as a time; beyond what a Date holds, the
+// watermark of an input that ended (the largest int64) or the least one.
+function watermark(ms) {
+  if (ms === undefined || ms === null) return "–";
+  if (Math.abs(ms) > 8.64e15) return ms > 0 ? "end of input" : "minimum";
+  return new Date(ms).toISOString();
+}
+const jobPath = id => "/v1/jobs/" + encodeURIComponent(id);
+const terminal = s => ["FINISHED", "FAILED", "CANCELED"].includes(s);
 
-// state is what the page shows: the selected job and the previous counts
-// that give records per second.
-const state = {jobId: null, prev: null, rates: {}, lastCheckpoints: 0};
+// bytes says a size in B, KiB or MiB.
+function bytes(n) {
+  if (n < 1024) return n.toFixed(0) + " B";
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + " KiB";
+  return (n / 1024 / 1024).toFixed(1) + " MiB";
+}
+
+// noRoute: the server has no such route or method (404 without a problem
+// type, or 405): it predates the route, so the page does without it.
+const noRoute = e => (e.status === 404 && e.problemType === "about:blank") || e.status === 405;
+
+// caps says which optional routes the server has, from its OpenAPI
+// document: GET /v1/jobs/{id}/spec and DELETE /v1/jobs/{id}. null: not known
+// yet (the document is read again on the next refresh).
+const caps = {spec: null, remove: null};
+
+async function loadCaps() {
+  if (caps.remove !== null) return;
+  try {
+    const paths = (await get("/v1/openapi.json")).paths || {};
+    caps.spec = Boolean(paths["/v1/jobs/{id}/spec"] && paths["/v1/jobs/{id}/spec"].get);
+    caps.remove = Boolean(paths["/v1/jobs/{id}"] && paths["/v1/jobs/{id}"].delete);
+  } catch (e) {
+    if (e.status !== 401 && e.status !== 403) caps.remove = false;
+  }
+}
+
+// Specs this page submitted, by job id, for a server without
+// GET /v1/jobs/{id}/spec: kept for the browser tab.
+const keptSpec = id => sessionStorage.getItem("spec:" + id);
+const keepSpec = (id, text) => sessionStorage.setItem("spec:" + id, text);
+
+// histories are the failures the page saw, by job: the API reports only the
+// last failure and the restart count, so this is the exceptions history
+// while the page is open.
+const histories = new Map();
+
+// state is what the page shows: the selected job, the previous counts that
+// give records per second, and what is fetched less often than every second.
+const state = {jobId: null, gen: 0, prev: null, rates: {}, lastCheckpoints: 0, lastState: "",
+  spec: undefined, savepoints: []};
 
 function route() {
   const m = location.hash.match(/^#\/jobs\/([^/]+)$/);
   state.jobId = m ? decodeURIComponent(m[1]) : null;
+  state.gen++;
   state.prev = null;
   state.rates = {};
   state.lastCheckpoints = 0;
+  state.lastState = "";
+  state.spec = undefined;
+  state.savepoints = [];
+  $("action-result").textContent = "";
   $("overview").hidden = state.jobId !== null;
   $("job").hidden = state.jobId === null;
   refresh();
 }
 
+// refresh runs one poll at a time; a call during one runs again after it.
+let refreshing = false, again = false;
 async function refresh() {
-  $("error").textContent = "";
+  again = refreshing;
+  if (refreshing) return;
+  refreshing = true;
+  do {
+    again = false;
+    await refreshOnce(); // never throws
+  } while (again);
+  refreshing = false;
+}
+
+async function refreshOnce() {
   try {
+    await loadCaps();
     if (state.jobId === null) {
       await Promise.all([showJobs(), showModules()]);
     } else {
-      await showJob(state.jobId);
+      await showJob(state.jobId, state.gen);
     }
+    $("error").textContent = "";
     $("status").textContent = "updated " + new Date().toLocaleTimeString();
   } catch (e) {
     $("error").textContent = e.message;
@@ -99,17 +172,42 @@ async function showJobs() {
   }));
 }
 
+// showModules names each module by its names (name@version) when it has
+// any, else by its id (the id is the cell's tooltip either way).
 async function showModules() {
   const {modules} = await get("/v1/modules");
-  $("modules").replaceChildren(...modules.map(m => row([m.id, (m.names || []).join(", "), m.size,
-    (m.functions || []).map(f => f.name + " (" + f.kind + ")").join(", "),
-    (m.used_by || []).join(", ")], [2])));
+  $("modules").replaceChildren(...modules.map(m => {
+    const name = el("span", (m.names || []).join(", ") || m.id);
+    name.title = m.id;
+    const tr = row([name, m.size, (m.functions || []).map(f => f.name + " (" + f.kind + ")").join(", "),
+      (m.used_by || []).join(", ")], [1]);
+    tr.dataset.id = m.id;
+    return tr;
+  }));
 }
 
-async function showJob(id) {
-  const [job, bp] = await Promise.all([get("/v1/jobs/" + encodeURIComponent(id)),
-    get("/v1/jobs/" + encodeURIComponent(id) + "/backpressure")]);
+// loadSpec is the job's spec: the API's (GET /v1/jobs/{id}/spec), or the
+// one this page submitted, or null.
+async function loadSpec(id) {
+  if (caps.spec !== false) {
+    try {
+      return {text: await call("GET", jobPath(id) + "/spec"), from: "api"};
+    } catch (e) {
+      if (noRoute(e)) caps.spec = false;
+      else if (e.status !== 404) throw e;
+    }
+  }
+  const kept = keptSpec(id);
+  return kept === null ? null : {text: kept, from: "page"};
+}
+
+async function showJob(id, gen) {
+  const [job, bp] = await Promise.all([get(jobPath(id)), get(jobPath(id) + "/backpressure")]);
+  if (state.spec === undefined) state.spec = await loadSpec(id);
+  if (gen !== state.gen) return; // the page moved on meanwhile
   updateRates(job);
+  recordFailure(job);
+  const failed = job.failure ? failingVertex(job, job.failure) : "";
   $("job-name").textContent = job.name;
   $("job-state").textContent = job.state;
   $("job-state").className = "state " + job.state;
@@ -119,33 +217,120 @@ async function showJob(id) {
     (job.restarts ? " · restarted " + job.restarts + " times" : "");
   $("warnings").hidden = !job.warnings;
   $("warnings").replaceChildren(...(job.warnings || []).map(w => el("li", w)));
-  $("cancel").hidden = ["FINISHED", "FAILED", "CANCELED"].includes(job.state);
+  showActions(job);
   const b = bp.bottleneck;
   $("bottleneck").hidden = !b;
   $("bottleneck").textContent = b ? "Bottleneck: vertex " + b.vertex + " (task " + b.task + ", subtasks " +
     b.subtasks.join(", ") + "). " + b.reason : "";
   const byVertex = Object.fromEntries(bp.vertices.map(v => [v.id, v]));
-  drawGraph(job, byVertex, b);
+  drawGraph(job, byVertex, b, failed);
   $("vertices").replaceChildren(...job.vertices.map(v => {
     const p = byVertex[v.id] || {subtasks: []};
     const busy = Math.max(0, ...p.subtasks.map(s => s.vertex_busy_ratio));
     const r = state.rates[v.id] || {};
-    return row([v.id, v.kind, v.parallelism, v.task, v.records_in, fixed(r.in, 0), v.records_out, fixed(r.out, 0),
+    const tr = row([v.id, v.kind, v.parallelism, v.task, v.records_in, fixed(r.in, 0), v.records_out, fixed(r.out, 0),
       level(p.level), p.subtasks.length ? fixed(busy, 2) : "–", watermark(v.watermark)], [2, 4, 5, 6, 7]);
+    tr.dataset.id = v.id;
+    if (v.id === failed) tr.classList.add("failed");
+    return tr;
   }));
-  $("subtasks").replaceChildren(...bp.vertices.flatMap(v => v.subtasks.map(s => row([v.id, s.subtask, level(s.level),
-    fixed(s.ratio, 2), fixed(s.idle_ratio, 2), fixed(s.busy_ratio, 2), fixed(s.vertex_busy_ratio, 2),
-    fixed(s.in_pool_usage, 2), fixed(s.out_pool_usage, 2)], [1, 3, 4, 5, 6, 7, 8]))));
+  showSubtasks(bp);
+  showExceptions(job);
+  if (job.state !== state.lastState || Date.now() - state.lastCheckpoints >= checkpointsEvery) {
+    state.lastState = job.state;
+    state.lastCheckpoints = Date.now();
+    await showCheckpoints(job, gen);
+  }
+  showSpec();
+}
+
+// showActions shows the buttons that apply to the job in its state.
+function showActions(job) {
+  const running = job.state === "RUNNING";
+  const ended = terminal(job.state);
+  const checkpoints = Boolean(job.checkpoint);
+  $("savepoint").hidden = !(running && checkpoints);
+  $("stop").hidden = !(running && checkpoints);
+  $("cancel").hidden = ended;
+  $("delete").hidden = !(ended && caps.remove);
+  const done = state.savepoints.filter(s => s.status === "COMPLETED");
+  const latest = done[done.length - 1];
+  const resume = $("resume");
+  resume.hidden = !(ended && latest && state.spec);
+  resume.dataset.savepoint = latest ? latest.id : "";
+  resume.title = latest ? "submit this job's spec again, starting from savepoint " + latest.id : "";
+}
+
+// showSubtasks lists every subtask's shares of time and, when the API gives
+// it (a subtask's watermark), its watermark.
+function showSubtasks(bp) {
+  const any = bp.vertices.some(v => v.subtasks.some(s => s.watermark !== undefined));
+  $("subtask-watermark-head").title = any ? "the subtask's watermark" :
+    "the API gives no watermark per subtask, only the vertex's least one (Vertices above)";
+  $("subtasks").replaceChildren(...bp.vertices.flatMap(v => v.subtasks.map(s => {
+    const wm = el("span", watermark(s.watermark));
+    wm.dataset.watermark = s.watermark === undefined ? "" : String(s.watermark);
+    const tr = row([v.id, s.subtask, level(s.level), fixed(s.ratio, 2), fixed(s.idle_ratio, 2), fixed(s.busy_ratio, 2),
+      fixed(s.vertex_busy_ratio, 2), fixed(s.in_pool_usage, 2), fixed(s.out_pool_usage, 2), wm], [1, 3, 4, 5, 6, 7, 8]);
+    tr.dataset.vertex = v.id;
+    tr.dataset.subtask = s.subtask;
+    return tr;
+  })));
+}
+
+// failingVertex is the vertex a failure names: the operator, source or sink
+// in brackets ("task in: operator[m]: ..."), else the task ("task in: ...",
+// a task being named by its first vertex), else "".
+function failingVertex(job, failure) {
+  const ids = new Set(job.vertices.map(v => v.id));
+  for (const m of failure.matchAll(/\b(?:operator|source|sink)\[([^\]]+)\]/g)) {
+    if (ids.has(m[1])) return m[1];
+  }
+  const t = failure.match(/^task ([^\s:[]+)/);
+  return t && ids.has(t[1]) ? t[1] : "";
+}
+
+// recordFailure adds the job's failure to its history when it is new: a
+// new restart count or another failure text.
+function recordFailure(job) {
+  if (!job.failure) return;
+  let h = histories.get(job.id);
+  if (!h) histories.set(job.id, h = {key: "", entries: []});
+  const key = (job.restarts || 0) + "\n" + job.failure;
+  if (key === h.key) return;
+  h.key = key;
+  const atEnd = job.state === "FAILED" && job.ended;
+  h.entries.push({time: atEnd ? job.ended : new Date().toISOString(), timeIs: atEnd ? "the job's end" : "seen by this page",
+    restarts: job.restarts || 0, vertex: failingVertex(job, job.failure), failure: job.failure});
+}
+
+function showExceptions(job) {
+  const entries = (histories.get(job.id) || {entries: []}).entries;
   $("failure").hidden = !job.failure;
   $("failure").textContent = job.failure || "";
+  $("exceptions-table").hidden = entries.length === 0;
+  $("exceptions-note").hidden = entries.length === 0;
+  $("exceptions").replaceChildren(...entries.slice().reverse().map(x => {
+    const time = el("span", x.time);
+    time.title = x.timeIs;
+    const tr = row([time, x.restarts, x.vertex || "–", el("pre", x.failure)], [1]);
+    tr.dataset.vertex = x.vertex;
+    return tr;
+  }));
   const failing = job.vertices.filter(v => v.udf_errors || v.skipped || v.dead_lettered);
   $("errors-table").hidden = failing.length === 0;
   $("no-errors").hidden = failing.length > 0 || Boolean(job.failure);
   $("errors").replaceChildren(...failing.map(v => row([v.id, v.udf_errors, v.skipped, v.dead_lettered], [1, 2, 3])));
-  if (Date.now() - state.lastCheckpoints >= checkpointsEvery) {
-    state.lastCheckpoints = Date.now();
-    await showCheckpoints(id);
-  }
+}
+
+function showSpec() {
+  const spec = state.spec;
+  $("job-spec").hidden = !spec;
+  $("job-spec").textContent = spec ? spec.text : "";
+  $("spec-source").textContent = !spec ?
+    "The server does not give this job's spec (GET /v1/jobs/{id}/spec), and this page did not submit it." :
+    spec.from === "api" ? "As submitted (GET /v1/jobs/{id}/spec)." :
+      "As this page submitted it (the server does not give a job's spec).";
 }
 
 // updateRates turns the change of each vertex's counts since the last poll
@@ -163,97 +348,159 @@ function updateRates(job) {
   state.prev = {at: now, counts};
 }
 
-// showCheckpoints shows the newest checkpoints first; durations (the API's
-// *_ns fields) in milliseconds.
-async function showCheckpoints(id) {
+// showCheckpoints shows the summary of the completed checkpoints, the
+// savepoints, and the newest checkpoints first; durations (the API's *_ns
+// fields) in milliseconds.
+async function showCheckpoints(job, gen) {
   const box = $("checkpoints");
+  const hint = text => {
+    box.replaceChildren(el("p", text, "hint"));
+    $("checkpoint-summary").replaceChildren();
+    $("savepoints").replaceChildren();
+  };
+  if (!job.checkpoint) return hint("This job takes no checkpoints.");
+  let data, sps;
   try {
-    const data = await get("/v1/jobs/" + encodeURIComponent(id) + "/checkpoints");
-    const list = (data.checkpoints || []).slice(-maxCheckpoints).reverse();
-    if (list.length === 0) {
-      box.replaceChildren(el("p", "No checkpoint yet.", "hint"));
-      return;
-    }
-    const keys = Object.keys(list[0]);
-    const table = el("table", null, "list");
-    const head = document.createElement("thead");
-    head.append(row(keys.map(k => k.endsWith("_ns") ? k.slice(0, -3) + " (ms)" : k)));
-    const body = document.createElement("tbody");
-    body.append(...list.map(c => row(keys.map(k => k.endsWith("_ns") ? fixed(c[k] / 1e6, 1) : c[k]))));
-    table.append(head, body);
-    box.replaceChildren(table);
+    [data, sps] = await Promise.all([get(jobPath(job.id) + "/checkpoints"), get(jobPath(job.id) + "/savepoints")]);
   } catch (e) {
-    // 404 without a problem type: this server has no checkpoint routes;
-    // 409: the job takes no checkpoints.
-    if ((e.status === 404 && e.problemType === "about:blank") || e.status === 409) {
-      box.replaceChildren(el("p", e.status === 409 ? e.message : "This server keeps no checkpoint history.", "hint"));
-      return;
-    }
+    // No checkpoint routes on this server (a 404 without a problem type), or
+    // the job takes no checkpoints (409).
+    if (noRoute(e) || e.status === 409) return hint(e.status === 409 ? e.message : "This server keeps no checkpoint history.");
     throw e;
   }
+  if (gen !== state.gen) return;
+  const all = data.checkpoints || [];
+  state.savepoints = sps.savepoints || [];
+  showActions(job);
+  showSummary(all);
+  showSavepoints(state.savepoints);
+  const list = all.slice(-maxCheckpoints).reverse();
+  if (list.length === 0) {
+    box.replaceChildren(el("p", "No checkpoint yet.", "hint"));
+    return;
+  }
+  box.replaceChildren(table(list, ["id", "kind", "status", "triggered", "duration_ns", "size", "alignment_ns",
+    "in_flight_bytes", "failure"]));
 }
 
-// drawGraph lays the vertices out in columns by their distance from the
-// sources and draws the edges between them.
-function drawGraph(job, byVertex, bottleneck) {
+// table lists objects by keys, those that any of them has; *_ns in ms.
+function table(list, keys) {
+  keys = keys.filter(k => list.some(c => c[k] !== undefined));
+  const t = el("table", null, "list");
+  const head = document.createElement("thead");
+  head.append(row(keys.map(k => k.endsWith("_ns") ? k.slice(0, -3) + " (ms)" : k)));
+  const body = document.createElement("tbody");
+  body.append(...list.map(c => row(keys.map(k => k.endsWith("_ns") ? fixed(c[k] / 1e6, 1) : c[k]))));
+  t.append(head, body);
+  return t;
+}
+
+// summaryFields are what the checkpoint summary sums up, and how to show it.
+const summaryFields = [
+  ["duration_ns", "duration", x => fixed(x / 1e6, 1) + " ms"],
+  ["size", "size", bytes],
+  ["alignment_ns", "alignment", x => fixed(x / 1e6, 1) + " ms"],
+  ["in_flight_bytes", "in-flight data", bytes],
+];
+
+// showSummary gives the minimum, average and maximum of the completed
+// checkpoints and savepoints in the history; each cell's data-value is the
+// exact figure. The API has no per-task figures, so neither has the summary.
+function showSummary(all) {
+  const done = all.filter(c => c.status === "COMPLETED");
+  const box = $("checkpoint-summary");
+  if (done.length === 0) return box.replaceChildren();
+  const t = el("table", null, "list");
+  t.id = "summary-table";
+  const head = document.createElement("thead");
+  head.append(row(["", "min", "avg", "max"]));
+  const body = document.createElement("tbody");
+  for (const [key, name, show] of summaryFields) {
+    const xs = done.map(c => c[key] || 0);
+    const stats = {min: Math.min(...xs), avg: xs.reduce((a, b) => a + b, 0) / xs.length, max: Math.max(...xs)};
+    const tr = row([name, ...Object.entries(stats).map(([stat, x]) => {
+      const s = el("span", show(x));
+      s.dataset.stat = stat;
+      s.dataset.value = String(x);
+      return s;
+    })], [1, 2, 3]);
+    tr.dataset.field = key;
+    body.append(tr);
+  }
+  t.append(head, body);
+  const failed = all.length - done.length - all.filter(c => c.status === "IN_PROGRESS").length;
+  const caption = el("p", "Summary of the " + done.length + " completed checkpoints and savepoints listed" +
+    (failed ? " (" + failed + " failed)" : "") + "; the API gives whole checkpoints, not figures per task.", "hint");
+  caption.id = "summary-count";
+  caption.dataset.count = String(done.length);
+  box.replaceChildren(caption, t);
+}
+
+function showSavepoints(list) {
+  $("savepoints").replaceChildren(...(list.length ? [el("h4", "Savepoints"),
+    table(list.slice().reverse(), ["id", "status", "triggered", "duration_ns", "size", "stop", "failure"])] : []));
+}
+
+// The graph: boxes this big, spaced so.
+const graphSize = {width: 190, height: 78, gapX: 70, gapY: 24, dummy: 12, pad: 16};
+
+// drawGraph draws the job graph in the layered layout of layout.js: each
+// vertex a box coloured by its backpressure level, each edge a polyline.
+function drawGraph(job, byVertex, bottleneck, failed) {
   const svg = $("graph");
-  const W = 190, H = 78, gapX = 70, gapY = 24, pad = 16;
+  const {width: W, height: H} = graphSize;
   const vs = job.vertices;
-  const edges = job.edges || [];
-  const layer = Object.fromEntries(vs.map(v => [v.id, 0]));
-  for (let pass = 0; pass < vs.length; pass++) {
-    for (const e of edges) layer[e.to] = Math.max(layer[e.to], layer[e.from] + 1);
-  }
-  const rows = {};
-  const pos = {};
-  for (const v of vs) {
-    const l = layer[v.id];
-    rows[l] = (rows[l] || 0) + 1;
-    pos[v.id] = {x: pad + l * (W + gapX), y: pad + (rows[l] - 1) * (H + gapY)};
-  }
-  const width = pad * 2 + (Math.max(0, ...Object.values(layer)) + 1) * (W + gapX) - gapX;
-  const height = pad * 2 + Math.max(1, ...Object.values(rows)) * (H + gapY) - gapY;
-  svg.setAttribute("width", width);
-  svg.setAttribute("height", height);
-  svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+  const edges = (job.edges || []).filter(e => vs.some(v => v.id === e.from) && vs.some(v => v.id === e.to));
+  const g = layoutGraph(vs, edges, graphSize);
+  svg.setAttribute("width", g.width);
+  svg.setAttribute("height", g.height);
+  svg.setAttribute("viewBox", "0 0 " + g.width + " " + g.height);
   const defs = svgEl("defs");
   const marker = svgEl("marker", {id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto"});
   marker.append(svgEl("path", {d: "M0,0 L10,5 L0,10 z", fill: "#555"}));
   defs.append(marker);
   const parts = [defs];
-  for (const e of edges) {
-    const a = pos[e.from], b = pos[e.to];
-    if (!a || !b) continue;
-    const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2, mx = (x1 + x2) / 2;
-    parts.push(svgEl("path", {d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`,
-      class: "edge" + (e.chained ? " chained" : ""), "marker-end": "url(#arrow)"}));
-    const label = svgEl("text", {x: mx, y: (y1 + y2) / 2 - 4, "text-anchor": "middle", class: "ship"});
+  edges.forEach((e, i) => {
+    const pts = g.edges[i];
+    const line = svgEl("polyline", {points: pts.map(p => p.join(",")).join(" "),
+      class: "edge" + (e.chained ? " chained" : ""), "marker-end": "url(#arrow)"});
+    line.dataset.from = e.from;
+    line.dataset.to = e.to;
+    parts.push(line);
+    const [[x1, y1], [x2, y2]] = pts;
+    const label = svgEl("text", {x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4, "text-anchor": "middle", class: "ship"});
     label.textContent = e.ship;
     parts.push(label);
-  }
+  });
   for (const v of vs) {
-    const p = pos[v.id];
+    const {x, y} = g.nodes[v.id];
     const b = byVertex[v.id];
     const lvl = b && b.level ? b.level.toLowerCase() : "none";
     const isBottleneck = bottleneck && bottleneck.vertex === v.id;
-    const g = svgEl("g", {class: "vertex " + lvl + (isBottleneck ? " bottleneck" : ""),
-      transform: `translate(${p.x},${p.y})`});
-    g.dataset.id = v.id;
-    g.dataset.level = b && b.level ? b.level : "";
-    g.append(svgEl("rect", {width: W, height: H, rx: 6}));
+    const box = svgEl("g", {class: "vertex " + lvl + (isBottleneck ? " bottleneck" : "") + (v.id === failed ? " failed" : "")});
+    box.dataset.id = v.id;
+    box.dataset.level = b && b.level ? b.level : "";
+    box.dataset.layer = g.layers[v.id];
+    box.append(svgEl("rect", {x, y, width: W, height: H, rx: 6}));
     const r = state.rates[v.id];
     const lines = [
-      [v.id + (isBottleneck ? "  ◆ bottleneck" : ""), isBottleneck ? "title flag" : "title"],
+      [v.id + (isBottleneck ? "  ◆ bottleneck" : "") + (v.id === failed ? "  ✖ failed" : ""),
+        isBottleneck || v.id === failed ? "title flag" : "title"],
       [v.kind + " ×" + v.parallelism + (b && b.level ? " · " + b.level : ""), ""],
       [(r ? fixed(r.in, 0) : "–") + " in/s · " + (r ? fixed(r.out, 0) : "–") + " out/s", ""],
-      ["watermark " + (v.watermark === undefined ? "–" : new Date(v.watermark).toISOString().slice(11, 23)), ""],
+      ["watermark " + watermark(v.watermark).replace(/^\d{4}-\d\d-\d\dT(.*)Z$/, "$1"), ""],
     ];
     lines.forEach(([text, cls], i) => {
-      const t = svgEl("text", {x: 8, y: 17 + i * 17, class: cls});
+      const t = svgEl("text", {x: x + 8, y: y + 17 + i * 17, class: cls});
       t.textContent = text;
-      g.append(t);
+      box.append(t);
     });
-    parts.push(g);
+    if (v.id === failed) {
+      const tip = svgEl("title");
+      tip.textContent = "the last failure names this vertex";
+      box.append(tip);
+    }
+    parts.push(box);
   }
   svg.replaceChildren(...parts);
 }
@@ -264,12 +511,19 @@ function svgEl(tag, attrs) {
   return e;
 }
 
+// submit posts a spec (from a savepoint, when given) and opens the new job.
+async function submit(spec, savepoint) {
+  const q = savepoint ? "?from_savepoint=" + encodeURIComponent(savepoint) : "";
+  const job = await request("POST", "/v1/jobs" + q, spec, "application/yaml");
+  keepSpec(job.id, spec);
+  location.hash = "#/jobs/" + encodeURIComponent(job.id);
+}
+
 $("submit-form").onsubmit = async ev => {
   ev.preventDefault();
   $("submit-result").textContent = "";
   try {
-    const job = await request("POST", "/v1/jobs", $("spec").value, "application/yaml");
-    location.hash = "#/jobs/" + encodeURIComponent(job.id);
+    await submit($("spec").value);
   } catch (e) {
     $("submit-result").textContent = e.message;
   }
@@ -291,14 +545,52 @@ $("wasm").onchange = async () => {
   $("wasm").value = "";
 };
 
-$("cancel").onclick = async () => {
+// action runs one button's request and says how it went.
+function action(button, run) {
+  $(button).onclick = async () => {
+    const result = $("action-result");
+    result.textContent = "";
+    try {
+      result.textContent = await run();
+      state.lastCheckpoints = 0; // show the savepoint soon
+      await refresh();
+    } catch (e) {
+      result.textContent = e.message;
+    }
+  };
+}
+
+action("savepoint", async () => {
+  const sp = await request("POST", jobPath(state.jobId) + "/savepoints");
+  return "savepoint " + sp.id + " triggered";
+});
+action("stop", async () => {
+  const sp = await request("POST", jobPath(state.jobId) + "/stop");
+  return "stopping with savepoint " + sp.id;
+});
+action("cancel", async () => {
+  await request("POST", jobPath(state.jobId) + "/cancel");
+  return "cancelled";
+});
+action("resume", async () => {
+  const sp = $("resume").dataset.savepoint;
+  await submit(state.spec.text, sp);
+  return "resumed from savepoint " + sp;
+});
+action("delete", async () => {
   try {
-    await request("POST", "/v1/jobs/" + encodeURIComponent(state.jobId) + "/cancel");
-    await refresh();
+    await request("DELETE", jobPath(state.jobId));
   } catch (e) {
-    $("error").textContent = e.message;
+    if (noRoute(e)) {
+      caps.remove = false;
+      $("delete").hidden = true;
+      return "this server cannot delete jobs";
+    }
+    if (e.status !== 404) throw e;
   }
-};
+  location.hash = "#/";
+  return "deleted";
+});
 
 window.addEventListener("hashchange", route);
 route();
