@@ -230,6 +230,10 @@ func TestOpenAPIStatuses(t *testing.T) {
 		{op: "getBackpressure", method: "GET", target: "/v1/jobs/ok/backpressure"},
 		{op: "getBackpressure", method: "GET", target: "/v1/jobs/nope/backpressure"},
 		{op: "getBackpressure", method: "GET", target: "/v1/jobs/ok/backpressure", token: true},
+		{op: "getSample", method: "GET", target: "/v1/jobs/ok/sample?sink=out"},
+		{op: "getSample", method: "GET", target: "/v1/jobs/nope/sample"},
+		{op: "getSample", method: "GET", target: "/v1/jobs/ok/sample?sink=nope"},
+		{op: "getSample", method: "GET", target: "/v1/jobs/ok/sample", token: true},
 	}
 	for _, cp := range []struct{ op, method, path string }{
 		{"listCheckpoints", "GET", "checkpoints"}, {"triggerSavepoint", "POST", "savepoints"},

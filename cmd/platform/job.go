@@ -61,6 +61,7 @@ func newJobCommand() *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newJobSubmitCommand(c), list, get, cancel, newJobResumeCommand(c), newJobWatchCommand(c))
+	cmd.AddCommand(newJobSampleCommand(c), newJobWaitCommand(c))
 	cmd.AddCommand(newSavepointCommands(c)...)
 	return cmd
 }
