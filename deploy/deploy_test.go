@@ -463,7 +463,7 @@ func registeredMetrics(t *testing.T) map[string]bool {
 	descRE := regexp.MustCompile(`(\w+)\s*=\s*prometheus\.NewDesc\(\s*"([a-z_:]+)"`)
 	nameRE := regexp.MustCompile(`Name:\s*"(platform_[a-z_:]+)"`)
 	histRE := regexp.MustCompile(`NewConstHistogram\((\w+)`)
-	for _, dir := range []string{"runtime", "api"} {
+	for _, dir := range []string{"runtime", "runtime/exec", "api"} {
 		files, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -517,8 +517,8 @@ func promqlMetrics(expr string) []string {
 func TestDeployPromQLMetrics(t *testing.T) {
 	tests := map[string][]string{
 		`up{job="platform"}`: {"up"},
-		`histogram_quantile(0.99, sum by (le, job) (rate(platform_udf_call_duration_seconds_bucket{job="x"}[5m])))`: {"platform_udf_call_duration_seconds_bucket"},
-		`sum(rate(a_total[1m])) / sum without (x) (b) * 1000 and on(job) c`:                                         {"a_total", "b", "c"},
+		`histogram_quantile(0.99, sum by (le, job_id) (rate(platform_udf_call_duration_seconds_bucket{job_id="x"}[5m])))`: {"platform_udf_call_duration_seconds_bucket"},
+		`sum(rate(a_total[1m])) / sum without (x) (b) * 1000 and on(job_id) c`:                                            {"a_total", "b", "c"},
 	}
 	for expr, want := range tests {
 		if got := promqlMetrics(expr); !slices.Equal(got, want) {
