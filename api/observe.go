@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/rand"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -44,12 +45,22 @@ func (s *server) observe(next http.Handler) http.Handler {
 				}
 				s.internal(sw, r, "panic", v, "stack", string(stack))
 			}
-			s.log.InfoContext(r.Context(), "request", "request_id", id,
+			s.log.Log(r.Context(), accessLevel(r.Method, sw.status), "request", "request_id", id,
 				"method", r.Method, "path", r.URL.Path, "status", sw.status,
 				"duration", time.Since(start))
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// accessLevel is the level of a request's log line: DEBUG for a read that
+// succeeded (polls of jobs and metrics would drown the rest), INFO for
+// everything else.
+func accessLevel(method string, status int) slog.Level {
+	if (method == http.MethodGet || method == http.MethodHead) && status < 400 {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // statusWriter remembers the status of the response.

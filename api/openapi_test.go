@@ -267,6 +267,10 @@ func TestOpenAPIStatuses(t *testing.T) {
 		{op: "deleteSavepoint", method: "DELETE", target: "/v1/jobs/nocp/savepoints/ok"},
 		{op: "deleteSavepoint", method: "DELETE", target: "/v1/jobs/ok/savepoints/spin"},
 		{op: "deleteSavepoint", method: "DELETE", target: "/v1/jobs/ok/savepoints/ok", token: true},
+		{op: "getSample", method: "GET", target: "/v1/jobs/ok/sample?sink=out"},
+		{op: "getSample", method: "GET", target: "/v1/jobs/nope/sample"},
+		{op: "getSample", method: "GET", target: "/v1/jobs/ok/sample?sink=nope"},
+		{op: "getSample", method: "GET", target: "/v1/jobs/ok/sample", token: true},
 	}
 	for _, cp := range []struct{ op, method, path string }{
 		{"listCheckpoints", "GET", "checkpoints"}, {"triggerSavepoint", "POST", "savepoints"},

@@ -140,6 +140,13 @@ func (s *server) routes(metrics http.Handler) []route {
 			ok: []answer{{status: 200, doc: "cancelled", value: job}}, kinds: []kind{notFound, jobFinished}},
 		{method: "GET", path: "/v1/jobs/{id}/backpressure", op: "getBackpressure", summary: "A job's backpressure by subtask, and its bottleneck", handler: f(s.backpressure),
 			ok: []answer{{status: 200, doc: "the last sampled interval", value: runtime.BackpressureInfo{}}}, kinds: []kind{notFound}},
+		{method: "GET", path: "/v1/jobs/{id}/sample", op: "getSample", summary: "The last records a sink of a job wrote", handler: f(s.sample),
+			query: []param{
+				{"sink", "the sink's id; may be left out when the job has one print sink, or one sink"},
+				{"n", "how many records, 1 to 1000; default 20"},
+			},
+			ok:    []answer{{status: 200, doc: "a print sink's last records (kept in memory), or a JetStream sink's last messages (read from its stream)", value: runtime.Sample{}}},
+			kinds: []kind{notFound, invalidRequest}},
 		{method: "GET", path: "/v1/jobs/{id}/checkpoints", op: "listCheckpoints", summary: "A job's checkpoint history", handler: f(s.listCheckpoints), checkpoints: true,
 			ok: []answer{{status: 200, doc: "oldest first", value: struct {
 				Checkpoints []checkpoint.Stats `json:"checkpoints"`

@@ -97,6 +97,7 @@ func (s *JetStreamSource) deliver(b *abi.Batch, d delivery) (bool, error) {
 	s.scratch.append(b, d.msg.Data(), time.Unix(0, meta.nanos).UnixMilli(), d.msg.Headers())
 	s.splits = append(s.splits, int32(d.filter))
 	f.pos = seq
+	f.pending.Store(meta.pending)
 	// NumPending is 0 before the end only when the messages up to the end
 	// were removed from the stream after the source started.
 	if s.bounded && (seq == f.end || meta.pending == 0) {

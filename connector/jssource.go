@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -60,6 +61,10 @@ type filterReader struct {
 	pos   uint64 // last stream sequence delivered
 	end   uint64 // bounded end, inclusive
 	done  bool
+	// pending is what the server reported left for the consumer with the
+	// last message delivered (or when the consumer was created); read by
+	// Lag from any goroutine.
+	pending atomic.Uint64
 }
 
 // delivery is a message, or the error that ended a filter's reader.
@@ -160,6 +165,7 @@ func (s *JetStreamSource) openFilter(ctx context.Context, st jetstream.Stream, f
 		return fmt.Errorf("connector: source on stream %q filter %q: %w", s.stream, f.name, err)
 	}
 	f.cons, f.it = cons, it
+	f.pending.Store(cons.CachedInfo().NumPending)
 	s.open++
 	if s.bounded && cons.CachedInfo().NumPending == 0 {
 		// Everything up to the end was removed before it could be read.
@@ -191,6 +197,7 @@ func (s *JetStreamSource) read(f *filterReader) {
 // finish marks a filter as at its bounded end and stops its consumer.
 func (s *JetStreamSource) finish(f *filterReader) {
 	f.done = true
+	f.pending.Store(0)
 	s.open--
 	f.it.Stop()
 }
@@ -206,6 +213,19 @@ func (s *JetStreamSource) End() map[string]uint64 {
 		m[f.name] = f.end
 	}
 	return m
+}
+
+// Lag is how many messages of the subtask's filters the stream holds that
+// the source has not delivered yet: the sum of the pending counts JetStream
+// reported with each filter's last delivered message (messages the client
+// has received but not delivered are not in it). It is safe to call from any
+// goroutine.
+func (s *JetStreamSource) Lag() int64 {
+	var n uint64
+	for _, f := range s.filters {
+		n += f.pending.Load()
+	}
+	return int64(n)
 }
 
 // Positions is the last stream sequence delivered for each filter this

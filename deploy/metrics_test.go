@@ -144,8 +144,8 @@ func promqlMetrics(expr string) []string {
 func TestDeployPromQLMetrics(t *testing.T) {
 	tests := map[string][]string{
 		`up{job="platform"}`: {"up"},
-		`histogram_quantile(0.99, sum by (le, job) (rate(platform_udf_call_duration_seconds_bucket{job="x"}[5m])))`: {"platform_udf_call_duration_seconds_bucket"},
-		`sum(rate(a_total[1m])) / sum without (x) (b) * 1000 and on(job) c`:                                         {"a_total", "b", "c"},
+		`histogram_quantile(0.99, sum by (le, job_id) (rate(platform_udf_call_duration_seconds_bucket{job_id="x"}[5m])))`: {"platform_udf_call_duration_seconds_bucket"},
+		`sum(rate(a_total[1m])) / sum without (x) (b) * 1000 and on(job_id) c`:                                            {"a_total", "b", "c"},
 	}
 	for expr, want := range tests {
 		if got := promqlMetrics(expr); !slices.Equal(got, want) {

@@ -29,6 +29,11 @@ type InstanceConfig struct {
 	CallTimeout time.Duration
 	// Attrs are added to every guest log line (job, vertex, subtask).
 	Attrs []slog.Attr
+	// LogLinesPerSecond bounds the guest's log lines (platform.log, stdout
+	// and stderr together); past it lines are dropped and a WARN line "N
+	// lines dropped" says how many. 0 means DefaultLogLinesPerSecond, a
+	// negative number no limit.
+	LogLinesPerSecond int
 }
 
 // Guest runs the functions of one module for one task on one instance, which
@@ -40,6 +45,7 @@ type Guest struct {
 	pages   uint32
 	timeout time.Duration
 	attrs   []slog.Attr
+	limiter *logLimiter
 
 	code  *compiled
 	inst  *instance
@@ -62,7 +68,14 @@ func (m *Module) NewGuest(cfg InstanceConfig) *Guest {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
-	return &Guest{module: m, pages: limitPages(cfg.MemoryLimit), timeout: cfg.CallTimeout, attrs: cfg.Attrs}
+	g := &Guest{module: m, pages: limitPages(cfg.MemoryLimit), timeout: cfg.CallTimeout, attrs: cfg.Attrs}
+	switch n := cfg.LogLinesPerSecond; {
+	case n == 0:
+		g.limiter = &logLimiter{perSecond: DefaultLogLinesPerSecond}
+	case n > 0:
+		g.limiter = &logLimiter{perSecond: n}
+	}
+	return g
 }
 
 var errGuestClosed = errors.New("guest closed")
@@ -192,7 +205,7 @@ func (p *Guest) acquire(ctx context.Context, function string) (*instance, error)
 		}
 		p.created.Add(1)
 	}
-	inst.attrs = p.attrs
+	inst.attrs, inst.limiter = p.attrs, p.limiter
 	p.inst = inst
 	p.live.Store(inst)
 	if fresh {
@@ -245,7 +258,10 @@ func (p *Guest) Close(ctx context.Context) error {
 	p.memory.Store(0)
 	inst.stdout.flush()
 	inst.stderr.flush()
-	inst.attrs = nil
+	if p.limiter != nil {
+		p.limiter.flush(ctx, p.module.host.log, inst.logAttrs())
+	}
+	inst.attrs, inst.limiter = nil, nil
 	if err := p.code.release(ctx, inst); err != nil {
 		return fmt.Errorf("udf[%s]: %w", p.module.ID, err)
 	}

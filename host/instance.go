@@ -65,6 +65,9 @@ type instance struct {
 	attrs    []slog.Attr
 	stdout   lineWriter
 	stderr   lineWriter
+
+	// limiter is the owning Guest's log rate limit, nil for none.
+	limiter *logLimiter
 	// env serves the state and timer imports during a CallWith, and retry
 	// keeps the result of one that did not fit the guest's buffer
 	// (state.go); only the owning goroutine uses them.

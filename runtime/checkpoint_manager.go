@@ -235,7 +235,28 @@ func (m *Manager) StopJob(_ context.Context, id string) (SavepointInfo, error) {
 	if err != nil {
 		return SavepointInfo{}, err
 	}
-	return savepoint(cp, id, true)
+	sp, err := savepoint(cp, id, true)
+	if err == nil {
+		if j, ok := m.job(id); ok {
+			j.mu.Lock()
+			j.stopping = &sp
+			j.mu.Unlock()
+		}
+	}
+	return sp, err
+}
+
+// stoppedWith is the savepoint that stopped the job: the one StopJob
+// triggered, once it completed.
+func (j *job) stoppedWith() (SavepointInfo, bool) {
+	j.mu.Lock()
+	sp := j.stopping
+	j.mu.Unlock()
+	if sp == nil || j.x.Checkpoints == nil {
+		return SavepointInfo{}, false
+	}
+	st, ok := j.x.Checkpoints.History.Get(sp.Stats.ID)
+	return *sp, ok && st.Status == checkpoint.StatusCompleted
 }
 
 // jobCheckpoints finds a running job's checkpointing.

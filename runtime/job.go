@@ -44,6 +44,8 @@ type job struct {
 	restarts int64
 	// warnings are what submission noticed (checkpointWarnings).
 	warnings []string
+	// stopping is the savepoint that is to stop the job (StopJob), if any.
+	stopping *SavepointInfo
 
 	done chan struct{}
 }
@@ -206,7 +208,11 @@ func (j *job) finish(err error) {
 		j.log.Error("job failed", "error", err)
 	default:
 		j.setState(StateFinished, "")
-		j.log.Info("job finished")
+		if sp, ok := j.stoppedWith(); ok {
+			j.log.Info("job stopped with a savepoint", "savepoint", sp.ID)
+		} else {
+			j.log.Info("job finished")
+		}
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // vertex metrics are per vertex subtask. Nothing is updated per record: the
 // tasks keep atomics and the collector reads them at scrape time.
 var (
-	vertexLabels = []string{"job", "vertex"}
+	vertexLabels = []string{"job_id", "job_name", "vertex"}
 
 	descInputWatermark = prometheus.NewDesc("platform_vertex_input_watermark_seconds",
 		"The vertex's input watermark (the least of its inputs' watermarks) as a Unix time.", vertexLabels, nil)
@@ -24,6 +24,10 @@ var (
 
 	descJobs = prometheus.NewDesc("platform_jobs",
 		"Jobs known to this process, by state.", []string{"state"}, nil)
+	descJobUptime = prometheus.NewDesc("platform_job_uptime_seconds",
+		"Time since the job was submitted (or resumed by this process).", jobLabels, nil)
+	descJobState = prometheus.NewDesc("platform_job_state",
+		"1 for the job's state, 0 for the others.", append(jobLabels, "state"), nil)
 )
 
 // jobStates are the states platform_jobs reports, each even when 0.
@@ -37,8 +41,8 @@ type metricsCollector struct{ m *Manager }
 
 func (metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		descInputWatermark, descOutputWatermark, descWatermarkLag, descJobs,
-		descCheckpoints, descCheckpointDuration, descCheckpointSize, descCheckpointAlignment, descCheckpointInFlight, descRestarts,
+		descInputWatermark, descOutputWatermark, descWatermarkLag, descJobs, descJobUptime, descJobState,
+		descCheckpoints, descCheckpointsInProgress, descCheckpointDuration, descCheckpointSize, descCheckpointAlignment, descCheckpointInFlight, descRestarts,
 	} {
 		ch <- d
 	}
@@ -71,6 +75,14 @@ func (j *job) collect(ch chan<- prometheus.Metric, tasks []*exec.Task) {
 	}
 	exec.CollectMetrics(ch, j.x, tasks)
 	info := j.info()
+	gauge(descJobUptime, time.Since(j.created).Seconds(), j.id, info.Name)
+	for _, s := range jobStates {
+		v := 0.0
+		if s == info.State {
+			v = 1
+		}
+		gauge(descJobState, v, j.id, info.Name, string(s))
+	}
 	j.collectWatermarks(gauge, info)
 	j.collectCheckpoints(ch, info)
 }
@@ -87,11 +99,11 @@ func (j *job) collectWatermarks(gauge func(*prometheus.Desc, float64, ...string)
 	nowMS := time.Now().UnixMilli()
 	for _, v := range j.x.Plan.Vertices {
 		if w, ok := marks[v.ID]; ok {
-			gauge(descOutputWatermark, float64(w)/1e3, j.id, v.ID)
-			gauge(descWatermarkLag, float64(nowMS-w)/1e3, j.id, v.ID)
+			gauge(descOutputWatermark, float64(w)/1e3, j.id, info.Name, v.ID)
+			gauge(descWatermarkLag, float64(nowMS-w)/1e3, j.id, info.Name, v.ID)
 		}
 		if in, ok := inputWatermark(v, marks); ok {
-			gauge(descInputWatermark, float64(in)/1e3, j.id, v.ID)
+			gauge(descInputWatermark, float64(in)/1e3, j.id, info.Name, v.ID)
 		}
 	}
 }

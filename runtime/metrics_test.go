@@ -109,15 +109,15 @@ sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 	id := info.ID
 	// Wait until both subtasks of up have called the module.
 	waitBackpressure(t, m, id, func(BackpressureInfo) bool {
-		return atLeast(t, m, "platform_udf_call_duration_seconds", "function=upper,job="+id+",subtask=0,vertex=up", 1) &&
-			atLeast(t, m, "platform_udf_call_duration_seconds", "function=upper,job="+id+",subtask=1,vertex=up", 1)
+		return atLeast(t, m, "platform_udf_call_duration_seconds", "function=upper,job_id="+id+",job_name=metered,subtask=0,vertex=up", 1) &&
+			atLeast(t, m, "platform_udf_call_duration_seconds", "function=upper,job_id="+id+",job_name=metered,subtask=1,vertex=up", 1)
 	})
 	families := gather(t, m)
 	wantNames := []string{
 		"platform_exchange_buffers_out_total", "platform_exchange_bytes_in_total", "platform_exchange_bytes_out_total",
 		"platform_exchange_exclusive_buffers_in_use", "platform_exchange_floating_buffers_in_use",
 		"platform_exchange_in_pool_usage_ratio", "platform_exchange_input_queue_buffers", "platform_exchange_out_pool_usage_ratio",
-		"platform_job_restarts_total", "platform_jobs", "platform_task_backpressured_seconds_total", "platform_task_busy_seconds_total",
+		"platform_job_restarts_total", "platform_job_state", "platform_job_uptime_seconds", "platform_jobs", "platform_task_backpressured_seconds_total", "platform_task_busy_seconds_total",
 		"platform_task_idle_seconds_total", "platform_udf_call_duration_seconds", "platform_udf_instances_created_total",
 		"platform_udf_memory_bytes", "platform_udf_traps_total", "platform_vertex_records_dead_lettered_total",
 		"platform_vertex_records_in_total", "platform_vertex_records_out_total", "platform_vertex_records_skipped_total",
@@ -127,10 +127,10 @@ sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 		t.Fatalf("families\n%v\nwant\n%v", names, wantNames)
 	}
 	task := func(vertex string, subtask int) string {
-		return fmt.Sprintf("job=%s,subtask=%d,vertex=%s", id, subtask, vertex)
+		return fmt.Sprintf("job_id=%s,job_name=metered,subtask=%d,vertex=%s", id, subtask, vertex)
 	}
 	udf := func(subtask int) string {
-		return fmt.Sprintf("function=upper,job=%s,subtask=%d,vertex=up", id, subtask)
+		return fmt.Sprintf("function=upper,job_id=%s,job_name=metered,subtask=%d,vertex=up", id, subtask)
 	}
 	tests := []struct {
 		family string
@@ -155,7 +155,7 @@ sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 			t.Errorf("subtask %d created %g instances, want 1", s, n)
 		}
 		for _, kind := range exec.TrapKinds {
-			if n := value(t, families["platform_udf_traps_total"], fmt.Sprintf("function=upper,job=%s,kind=%s,subtask=%d,vertex=up", id, kind, s)); n != 0 {
+			if n := value(t, families["platform_udf_traps_total"], fmt.Sprintf("function=upper,job_id=%s,job_name=metered,kind=%s,subtask=%d,vertex=up", id, kind, s)); n != 0 {
 				t.Errorf("subtask %d: %g traps of kind %s", s, n, kind)
 			}
 		}
@@ -190,13 +190,14 @@ sinks: [{id: out, input: gen, discard: true}]
 		t.Fatal(err)
 	}
 	defer func() { _, _ = m.CancelJob(context.Background(), info.ID) }()
-	job := "job=" + info.ID
+	job := "job_id=" + info.ID + ",job_name=checkpointed"
 	waitBackpressure(t, m, info.ID, func(BackpressureInfo) bool {
 		return atLeast(t, m, "platform_checkpoints_total", job+",outcome=completed", 2)
 	})
 	families := gather(t, m)
 	for _, name := range []string{"platform_checkpoint_last_duration_seconds", "platform_checkpoint_last_size_bytes",
-		"platform_checkpoint_last_alignment_seconds", "platform_checkpoint_last_in_flight_bytes", "platform_job_restarts_total"} {
+		"platform_checkpoint_last_alignment_seconds", "platform_checkpoint_last_in_flight_bytes", "platform_job_restarts_total",
+		"platform_checkpoints_in_progress", "platform_job_uptime_seconds"} {
 		if got := series(families[name]); !slices.Equal(got, []string{job}) {
 			t.Errorf("%s series %v, want [%s]", name, got, job)
 		}

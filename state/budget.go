@@ -52,6 +52,9 @@ type accountant struct {
 	budget   *Budget
 	bytes    int64
 	reserved int64
+	// published is reserved, for readers on other goroutines; it changes
+	// only when reserved does, in chunks.
+	published atomic.Int64
 }
 
 // grow accounts delta more bytes (less when negative). It fails, changing
@@ -69,10 +72,12 @@ func (a *accountant) grow(delta int64) error {
 			return err
 		}
 		a.reserved += need
+		a.published.Store(a.reserved)
 	case a.reserved-a.bytes > 2*budgetChunk:
 		spare := a.reserved - a.bytes - budgetChunk
 		a.budget.release(spare)
 		a.reserved -= spare
+		a.published.Store(a.reserved)
 	}
 	return nil
 }
@@ -83,4 +88,5 @@ func (a *accountant) close() {
 		a.budget.release(a.reserved)
 	}
 	a.reserved, a.bytes = 0, 0
+	a.published.Store(0)
 }

@@ -159,6 +159,11 @@ func Open(cfg Config) (*Keyed, error) {
 // whose cache CacheBytes bounds instead.
 func (k *Keyed) Bytes() int64 { return k.st.bytes() }
 
+// BudgetBytes is what the backend has reserved from Budget now: Bytes
+// rounded up to the reservation chunks, 0 for Pebble. Unlike Bytes it is
+// safe to call while another goroutine uses the state.
+func (k *Keyed) BudgetBytes() int64 { return k.st.budgetBytes() }
+
 // Close releases the backend. Snapshots taken before stay readable until
 // released, except the Pebble backend's, which Close ends.
 func (k *Keyed) Close() error { return k.st.close() }

@@ -394,6 +394,8 @@ func (m *memStore) prune(t *memTable, i uint32, now int64) (bool, error) {
 
 func (m *memStore) bytes() int64 { return m.acct.bytes }
 
+func (m *memStore) budgetBytes() int64 { return m.acct.published.Load() }
+
 func (m *memStore) close() error {
 	m.acct.close()
 	m.tables = nil

@@ -329,6 +329,8 @@ func (p *pebbleStore) sweeper(interval time.Duration, log *slog.Logger) {
 
 func (p *pebbleStore) bytes() int64 { return 0 }
 
+func (p *pebbleStore) budgetBytes() int64 { return 0 }
+
 // close stops the sweeper and removes the database: its state lives on in
 // snapshots only.
 func (p *pebbleStore) close() error {

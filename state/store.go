@@ -27,6 +27,7 @@ type store interface {
 	snapshot() (storeSnapshot, error)
 	// bytes is the memory the store accounts (0 for disk).
 	bytes() int64
+	budgetBytes() int64
 	stats() Stats
 	close() error
 }

@@ -45,7 +45,7 @@ func TestModuleContracts(t *testing.T) {
 		{"sessions", []abi.Function{fn("summary", abi.KindWindowProcess), fn("gap", abi.KindSessionGap), fn("heartbeat", abi.KindWatermark)}, false},
 		{"upper", []abi.Function{fn("upper", abi.KindMap)}, false},
 		{"upper-wat", []abi.Function{fn("upper", abi.KindMap)}, false},
-		{"wordcount", []abi.Function{fn("split", abi.KindFlatMap)}, false},
+		{"wordcount", []abi.Function{fn("split", abi.KindFlatMap), fn("word", abi.KindKey), fn("count", abi.KindWindowProcess)}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.module, func(t *testing.T) {

@@ -125,7 +125,7 @@ func TestCLIJobs(t *testing.T) {
 	names["MOD"] = mod
 	spec := write("job.yaml", fmt.Sprintf(cliJobSpec, mod))
 	ts.check(names, []cliRun{
-		{args: []string{"module", "push", wasmFile}, want: "id:  MOD\nsize:  SIZE\nuploaded:  TIME\nfunctions:  split (flat_map)\n"},
+		{args: []string{"module", "push", wasmFile}, want: "id:  MOD\nsize:  SIZE\nuploaded:  TIME\nfunctions:  split (flat_map), word (key), count (window_process)\n"},
 		{args: []string{"module", "push", notWasm}, wantErr: "Invalid module (400):\n  not a valid module: invalid magic number"},
 		{args: []string{"module", "push", filepath.Join(dir, "missing.wasm")}, wantErr: "open DIR/missing.wasm: no such file or directory"},
 		{args: []string{"job", "submit", "-"}, stdin: "name: x\nparallelism: two\n", wantErr: "Invalid job spec (400):\n" +
@@ -150,7 +150,7 @@ func TestCLIJobs(t *testing.T) {
 	})
 	ts.waitFor("the output", func() bool { return len(ts.read("WORDS")) == 3 })
 	ts.check(names, []cliRun{
-		{args: []string{"module", "list"}, want: "ID  NAMES  SIZE  FUNCTIONS  USED BY\nMOD  SIZE  split (flat_map)  JOB1\n"},
+		{args: []string{"module", "list"}, want: "ID  NAMES  SIZE  FUNCTIONS  USED BY\nMOD  SIZE  split (flat_map), word (key), count (window_process)  JOB1\n"},
 		{args: []string{"module", "rm", mod}, wantErr: "Module in use (409): module MOD is used by jobs JOB1: in use"},
 		{args: []string{"job", "list"}, want: "ID  NAME  STATE  CREATED\nJOB1  words  RUNNING  TIME\n"},
 		{args: []string{"job", "get", job}, want: `id:  JOB1

@@ -44,8 +44,8 @@ sinks: [{id: slow, input: gen, parallelism: 2, discard: true, throttle: 2000}]
 	}
 	for _, want := range []string{
 		`platform_build_info\{go_version="[^"]+",revision="[^"]+",version="dev"\} 1`,
-		`platform_task_backpressured_seconds_total\{job="` + id + `",subtask="0",vertex="gen"\} [0-9.e+]+`,
-		`platform_exchange_in_pool_usage_ratio\{job="` + id + `",subtask="1",vertex="slow"\} [0-9.e+]+`,
+		`platform_task_backpressured_seconds_total\{job_id="` + id + `",job_name="slow-sink",subtask="0",vertex="gen"\} [0-9.e+]+`,
+		`platform_exchange_in_pool_usage_ratio\{job_id="` + id + `",job_name="slow-sink",subtask="1",vertex="slow"\} [0-9.e+]+`,
 		`platform_jobs\{state="RUNNING"\} 1`,
 	} {
 		if !regexp.MustCompile(`(?m)^` + want + `$`).Match(body) {

@@ -24,7 +24,11 @@ func natsFlag(cmd *cobra.Command, persistent bool) func(ctx context.Context) (*n
 	if persistent {
 		f = cmd.PersistentFlags()
 	}
-	url := f.String("nats", "nats://127.0.0.1:4222", "NATS server URL (platform serve's embedded server listens on 127.0.0.1:4222)")
+	def := "nats://127.0.0.1:4222"
+	if env := os.Getenv("PLATFORM_NATS_URL"); env != "" {
+		def = env
+	}
+	url := f.String("nats", def, "NATS server URL (env PLATFORM_NATS_URL; platform serve's embedded server listens on 127.0.0.1:4222)")
 	nkey := f.String("nats-nkey", "", "nkey seed file: the embedded server of a platform with api.token wants data_dir/"+natsUserKeyFile)
 	var auth connector.ClientAuth
 	f.StringVar(&auth.Creds, "nats-creds", "", "NATS credentials file")

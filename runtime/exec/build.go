@@ -175,6 +175,9 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 }
 
 func (b *builder) sink(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
+	if v.Sink.Print != nil {
+		return b.printSink(v, i), nil
+	}
 	if v.Sink.Discard {
 		return operator.Discard{}, nil
 	}

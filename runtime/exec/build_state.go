@@ -51,6 +51,7 @@ func (b *builder) keyedState(v *plan.Vertex, i int, fn *plan.Func) (*state.Keyed
 	if err != nil {
 		return nil, fmt.Errorf("operator[%s]: %w", v.ID, err)
 	}
+	b.j.Counters[v.ID][i].State.Store(k)
 	return k, nil
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/state"
 )
 
 // Counters are one subtask's figures for one vertex. The task goroutine
@@ -20,6 +21,10 @@ type Counters struct {
 	// Watermark is the last Watermark the vertex passed on, or
 	// abi.NoWatermark.
 	Watermark atomic.Int64
+	// Printed keeps the last records of a print sink (print.go).
+	Printed atomic.Pointer[PrintRing]
+	// State is the subtask's keyed state while it runs, for its metrics.
+	State atomic.Pointer[state.Keyed]
 }
 
 // NewCounters makes a subtask's counters, without a watermark yet.

@@ -12,8 +12,10 @@ import (
 // Nothing is updated per record: tasks keep atomics and the collector reads
 // them at scrape time.
 var (
-	taskLabels = []string{"job", "vertex", "subtask"}
-	udfLabels  = []string{"job", "vertex", "subtask", "function"}
+	// job_id and job_name, not job, which Prometheus sets to the scrape
+	// job.
+	taskLabels = []string{"job_id", "job_name", "vertex", "subtask"}
+	udfLabels  = []string{"job_id", "job_name", "vertex", "subtask", "function"}
 
 	descTaskBusy = prometheus.NewDesc("platform_task_busy_seconds_total",
 		"Time the task spent neither idle nor backpressured (wall time less idle and backpressured time).", taskLabels, nil)
@@ -50,6 +52,13 @@ var (
 	descDeadLettered = prometheus.NewDesc("platform_vertex_records_dead_lettered_total",
 		"Failed records published to the dead-letter subject.", taskLabels, nil)
 
+	descLate = prometheus.NewDesc("platform_vertex_late_records_total",
+		"Records a window or join vertex received too late for every window or interval they belong to (dropped, or sent to late_output).", taskLabels, nil)
+	descSourceLag = prometheus.NewDesc("platform_source_lag_messages",
+		"Messages of the source subtask's JetStream subjects not yet delivered, as JetStream's pending count reports them.", taskLabels, nil)
+	descStateBytes = prometheus.NewDesc("platform_state_bytes",
+		"Bytes the operator subtask's keyed state holds reserved from the job's keyed state budget (0 for the pebble backend).", taskLabels, nil)
+
 	descUDFCall = prometheus.NewDesc("platform_udf_call_duration_seconds",
 		"Duration of one call into a Wasm function (one batch).", udfLabels, nil)
 	descUDFTraps = prometheus.NewDesc("platform_udf_traps_total",
@@ -67,7 +76,7 @@ func DescribeMetrics(ch chan<- *prometheus.Desc) {
 		descTaskBusy, descTaskIdle, descTaskBackpressured,
 		descBytesIn, descBytesOut, descBuffersOut, descInPool, descOutPool, descExclusive, descFloating, descQueued,
 		descRecordsIn, descRecordsOut, descUDFErrors, descSkipped, descDeadLettered,
-		descUDFCall, descUDFTraps, descUDFInstances, descUDFMemory,
+		descLate, descSourceLag, descStateBytes, descUDFCall, descUDFTraps, descUDFInstances, descUDFMemory,
 	} {
 		ch <- d
 	}
@@ -85,7 +94,7 @@ func CollectMetrics(ch chan<- prometheus.Metric, j *Job, tasks []*Task) {
 	}
 	for _, t := range tasks {
 		f := t.figures(now)
-		l := []string{j.ID, t.name, strconv.Itoa(t.subtask)}
+		l := []string{j.ID, j.Plan.Job.Name, t.name, strconv.Itoa(t.subtask)}
 		counter(descTaskBusy, seconds(f.busy), l...)
 		counter(descTaskIdle, seconds(f.idle), l...)
 		counter(descTaskBackpressured, seconds(f.backpressured), l...)
@@ -101,8 +110,11 @@ func CollectMetrics(ch chan<- prometheus.Metric, j *Job, tasks []*Task) {
 			counter(descBuffersOut, float64(f.buffersOut), l...)
 			gauge(descOutPool, f.outPoolUsage, l...)
 		}
+		if src, ok := t.source.(interface{ Lag() int64 }); ok {
+			gauge(descSourceLag, float64(src.Lag()), l...)
+		}
 		for _, p := range t.stats.pools {
-			ul := []string{j.ID, p.vertex, strconv.Itoa(t.subtask), p.function}
+			ul := []string{j.ID, j.Plan.Job.Name, p.vertex, strconv.Itoa(t.subtask), p.function}
 			count, sum, buckets := p.calls.snapshot()
 			ch <- prometheus.MustNewConstHistogram(descUDFCall, count, sum, buckets, ul...)
 			for i, k := range TrapKinds {
@@ -114,12 +126,18 @@ func CollectMetrics(ch chan<- prometheus.Metric, j *Job, tasks []*Task) {
 	}
 	for _, v := range j.Plan.Vertices {
 		for i, c := range j.Counters[v.ID] {
-			l := []string{j.ID, v.ID, strconv.Itoa(i)}
+			l := []string{j.ID, j.Plan.Job.Name, v.ID, strconv.Itoa(i)}
 			counter(descRecordsIn, float64(c.In.Load()), l...)
 			counter(descRecordsOut, float64(c.Out.Load()), l...)
 			counter(descUDFErrors, float64(c.UDFErrors.Load()), l...)
 			counter(descSkipped, float64(c.Skipped.Load()), l...)
 			counter(descDeadLettered, float64(c.DeadLettered.Load()), l...)
+			if v.Window != nil || v.Join != nil {
+				counter(descLate, float64(c.Late.Load()), l...)
+			}
+			if k := c.State.Load(); k != nil {
+				gauge(descStateBytes, float64(k.BudgetBytes()), l...)
+			}
 		}
 	}
 }

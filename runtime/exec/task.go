@@ -62,7 +62,7 @@ func (t *Task) run(ctx context.Context) (err error) {
 			err = cerr
 		}
 		t.stats.end()
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !errors.Is(err, errStopped) {
 			t.log.Error("task failed", "error", err)
 		}
 	}()

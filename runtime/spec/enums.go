@@ -13,6 +13,7 @@ var (
 	generatorKinds      = []string{"sequence", "clicks", "text", "nexmark"}
 	watermarkStrategies = []string{"bounded_out_of_orderness", "monotonous", "none", "punctuated"}
 	partitions          = []string{"forward", "rebalance", "broadcast"}
+	printFormats        = []string{"text", "json"}
 	windowTypes         = []string{"tumbling", "sliding", "session", "count"}
 	builtinAggregates   = append([]string{"count"}, fieldAggregates...)
 	ttlUpdateTypes      = []string{"on_create_and_write", "on_read_and_write"}
@@ -31,6 +32,7 @@ var enums = map[reflect.Type]map[string][]string{
 	reflect.TypeFor[Operator]():     {"partition": partitions},
 	reflect.TypeFor[Sink]():         {"partition": partitions},
 	reflect.TypeFor[Window]():       {"type": windowTypes},
+	reflect.TypeFor[PrintSink]():    {"format": printFormats},
 	reflect.TypeFor[Aggregate]():    {"builtin": builtinAggregates},
 	reflect.TypeFor[StateTTL]():     {"update_type": ttlUpdateTypes, "visibility": ttlVisibilities},
 }

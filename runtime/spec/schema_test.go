@@ -72,11 +72,13 @@ func examples(t *testing.T) map[string]string {
 	for i, m := range regexp.MustCompile("(?s)```(?:yaml|json)\n(.*?)```").FindAllStringSubmatch(read("docs/JOBS.md"), -1) {
 		out[fmt.Sprintf("docs/JOBS.md example %d", i+1)] = m[1]
 	}
-	readme := regexp.MustCompile(`(?s)cat > job.yaml <<EOF\n(.*?)\nEOF\n`).FindAllStringSubmatch(read("README.md"), -1)
-	if len(readme) != 1 {
-		t.Fatalf("README.md: found %d job specs, want 1", len(readme))
+	readme := regexp.MustCompile(`(?s)cat > ([a-z]+\.yaml) <<EOF\n(.*?)\nEOF\n`).FindAllStringSubmatch(read("README.md"), -1)
+	if len(readme) != 2 {
+		t.Fatalf("README.md: found %d job specs, want 2", len(readme))
 	}
-	out["README.md"] = fill(readme[0][1])
+	for _, m := range readme {
+		out["README.md "+m[1]] = fill(m[2])
+	}
 	files, err := filepath.Glob("../../udfs/*/job.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("udfs/*/job.yaml: %v %d", err, len(files))
@@ -164,6 +166,7 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 		{Watermark{}, "strategy", "name: j\nsources: [{id: src, generator: {kind: sequence}, watermark: {strategy: x}}]\n" + out, "sources[0].watermark.strategy"},
 		{Operator{}, "partition", op("partition: x, map: {module: " + modA + ", function: f}"), "operators[0].partition"},
 		{Sink{}, "partition", "name: j\n" + src + "sinks: [{id: out, input: src, discard: true, partition: x}]\n", "sinks[0].partition"},
+		{PrintSink{}, "format", "name: j\n" + src + "sinks: [{id: out, input: src, print: {format: x}}]\n", "sinks[0].print.format"},
 		{Window{}, "type", op("key_by: {field: k}, window: {type: x}, aggregate: {builtin: count}"), "operators[0].window.type"},
 		{Aggregate{}, "builtin", op("key_by: {field: k}, window: {type: tumbling, size: 1m}, aggregate: {builtin: x}"), "operators[0].aggregate.builtin"},
 		{StateTTL{}, "update_type", op("key_by: {field: k}, process: {module: " + modA + ", function: f}, state_ttl: [{state: s, ttl: 1s, update_type: x}]"), "operators[0].state_ttl[0].update_type"},

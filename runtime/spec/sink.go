@@ -13,6 +13,9 @@ type Sink struct {
 	JetStream *JSSink `json:"jetstream,omitempty"`
 	// Discard counts the records and drops them (benchmarks and tests).
 	Discard bool `json:"discard,omitempty"`
+	// Print writes each record to the platform's log and keeps the last
+	// ones for GET /v1/jobs/{id}/sample.
+	Print *PrintSink `json:"print,omitempty"`
 	// Throttle slows the sink to at most this many records per second,
 	// shared by its subtasks; 0: no limit. An extension for experiments.
 	Throttle int `json:"throttle,omitzero"`
@@ -23,4 +26,14 @@ type JSSink struct {
 	Subject string `json:"subject" required:"true"`
 	// MaxInFlight bounds unacknowledged publishes; default 4096.
 	MaxInFlight int `json:"max_in_flight" default:"4096"`
+}
+
+// PrintSink writes each record as an INFO line of the platform's log, named
+// by job and sink, and keeps the last Keep records of each subtask in
+// memory, for the job's sample.
+type PrintSink struct {
+	// Format is text ("key value") or json ({"key", "value", "timestamp"}).
+	Format string `json:"format" default:"text"`
+	// Keep is how many of its last records each subtask keeps; default 100.
+	Keep int `json:"keep" default:"100"`
 }

@@ -159,11 +159,17 @@ func (v *validator) sinks() {
 		if s.Partition != "" {
 			v.partition(p+".partition", s.Partition, s.Input, s.Parallelism)
 		}
-		switch {
-		case s.JetStream != nil && s.Discard:
-			v.fail(p, "set jetstream or discard, not both")
-		case s.JetStream == nil && !s.Discard:
-			v.fail(p, "set jetstream or discard")
+		switch n := countSet(s.JetStream != nil, s.Discard, s.Print != nil); {
+		case n > 1:
+			v.fail(p, "set one of jetstream, print or discard, not several")
+		case n == 0:
+			v.fail(p, "set jetstream, print or discard")
+		}
+		if pr := s.Print; pr != nil {
+			v.oneOf(p+".print.format", pr.Format, printFormats...)
+			if pr.Keep < 0 || pr.Keep > MaxPrintKeep {
+				v.fail(p+".print.keep", "must be between 0 and %d, got %d", MaxPrintKeep, pr.Keep)
+			}
 		}
 		if s.Throttle < 0 {
 			v.fail(p+".throttle", "must not be negative, got %d", s.Throttle)
@@ -216,4 +222,18 @@ func (v *validator) nexmarkModel(p, kind string, m *NexmarkModel) {
 	if m.OutOfOrderGroup > 0 && m.OutOfOrderGroup%953 == 0 {
 		v.fail(p+".out_of_order_group", "must not be a multiple of 953, got %d", m.OutOfOrderGroup)
 	}
+}
+
+// MaxPrintKeep bounds the records a print sink's subtask keeps.
+const MaxPrintKeep = 10000
+
+// countSet is how many of set are true.
+func countSet(set ...bool) int {
+	n := 0
+	for _, b := range set {
+		if b {
+			n++
+		}
+	}
+	return n
 }

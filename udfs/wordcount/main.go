@@ -1,8 +1,12 @@
-// Command wordcount is a UDF module with one flat map function, split, which
-// splits a record's UTF-8 text into lower-cased words. Build it with make.
+// Command wordcount is a UDF module that counts words: split, a flat map
+// function, splits a record's UTF-8 text into lower-cased words; word, a key
+// function, keys a record by its value; count, a window process function,
+// emits each word with the number of times it came in the window. Build it
+// with make.
 package main
 
 import (
+	"strconv"
 	"unicode"
 	"unicode/utf8"
 
@@ -11,6 +15,20 @@ import (
 
 func init() {
 	udf.FlatMap("split", split)
+	udf.Key("word", keyWord)
+	udf.ProcessWindow("count", count)
+}
+
+// keyWord (the function word) keys a record by its value: the word split
+// emitted.
+func keyWord(r udf.Record) ([]byte, error) { return r.Value, nil }
+
+// count emits one record for the window of a word: the key is the word, the
+// value the number of records in the window in decimal, the timestamp the
+// window's last millisecond.
+func count(key []byte, w udf.Window, recs []udf.Record, emit func(udf.Record)) error {
+	emit(udf.Record{Key: key, Value: strconv.AppendInt(nil, int64(len(recs)), 10), Timestamp: w.End - 1})
+	return nil
 }
 
 // word holds the word being built; emit copies it, so one buffer serves every

@@ -61,3 +61,25 @@ func TestSplitBatch(t *testing.T) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
 }
+
+func TestWord(t *testing.T) {
+	got, err := udf.Invoke("word", []udf.Record{{Key: []byte("line"), Value: []byte("hello")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || string(got[0].Record.Key) != "hello" {
+		t.Fatalf("got %+v, want the key hello", got)
+	}
+}
+
+func TestCount(t *testing.T) {
+	recs := []udf.Record{{Value: []byte("to")}, {Value: []byte("to")}, {Value: []byte("to")}}
+	got, err := udf.InvokeProcessWindow("count", []byte("to"), udf.Window{Start: 1000, End: 61000}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []udf.Output{{Index: 0, Record: udf.Record{Key: []byte("to"), Value: []byte("3"), Timestamp: 60999}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
