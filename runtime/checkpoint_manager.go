@@ -43,13 +43,15 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from str
 	return cp, nil
 }
 
-// checkpointWarnings says what an exactly-once job's sink streams imply:
-// a duplicate window shorter than a recovery can take makes recovery read
-// the sink subject back to fence interrupted commits.
+// checkpointWarnings says what the streams a job writes imply: streams
+// that can drop what it writes (streamWarnings), and for an exactly-once
+// job a duplicate window shorter than a recovery can take, which makes
+// recovery read the sink subject back to fence interrupted commits.
 func (m *Manager) checkpointWarnings(ctx context.Context, p *plan.Plan) []string {
+	streams := m.streamWarnings(ctx, p) // validate_streams.go
 	c := p.Job.Checkpoint
 	if c == nil || c.Mode != plan.ModeExactlyOnce || m.cfg.JetStream == nil {
-		return nil
+		return streams
 	}
 	bound := exec.NewRestartPolicy(p.Job.Restart).LongestDelay()
 	var out []string
@@ -68,7 +70,7 @@ func (m *Manager) checkpointWarnings(ctx context.Context, p *plan.Plan) []string
 				i, stream, window, bound, s.JetStream.Subject))
 		}
 	}
-	return out
+	return append(out, streams...)
 }
 
 // SubmitJobFromSavepoint starts a job restoring a savepoint: state is matched
@@ -121,7 +123,7 @@ func (m *Manager) Savepoints(ctx context.Context, id string) ([]SavepointInfo, e
 		}
 	}
 	stored, err := cp.Store.List(ctx, id)
-	if err != nil {
+	if err != nil && !errors.Is(err, checkpoint.ErrCorrupt) {
 		return nil, err
 	}
 	for _, md := range stored {
@@ -181,5 +183,7 @@ func (m *Manager) newCheckpoints(p *plan.Plan, from *exec.SavepointRef, allowNon
 	if m.checkpoints == nil {
 		return nil, fmt.Errorf("%w: checkpoint: the platform has no checkpoint storage (no data directory)", ErrInvalidJob)
 	}
-	return exec.NewCheckpoints(cfg, m.checkpoints, from, allowNonRestored), nil
+	cp := exec.NewCheckpoints(cfg, m.checkpoints, from, allowNonRestored)
+	cp.Log = m.log
+	return cp, nil
 }

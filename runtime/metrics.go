@@ -39,6 +39,7 @@ func (metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descInputWatermark, descOutputWatermark, descWatermarkLag, descJobs,
 		descCheckpoints, descCheckpointDuration, descCheckpointSize, descCheckpointAlignment, descCheckpointInFlight, descRestarts,
+		descSourceGaps,
 	} {
 		ch <- d
 	}
@@ -73,6 +74,7 @@ func (j *job) collect(ch chan<- prometheus.Metric, tasks []*exec.Task) {
 	info := j.info()
 	j.collectWatermarks(gauge, info)
 	j.collectCheckpoints(ch, info)
+	j.collectSourceGaps(ch)
 }
 
 // collectWatermarks reports the watermarks the runtime puts in VertexInfo:

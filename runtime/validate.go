@@ -58,8 +58,8 @@ func (m *Manager) ValidateJob(ctx context.Context, data []byte, from string, all
 
 // check is what a submission checks before it makes the job: the spec
 // parses and validates, its functions are in the uploaded modules with the
-// right kinds, the streams it reads and writes exist, and the savepoint it
-// starts from fits. It only reads. An invalid job's error is a *JobError.
+// right kinds, the streams it reads and writes exist, the streams it reads
+// can be read again after a restart, and the savepoint it starts from fits. It only reads. An invalid job's error is a *JobError.
 func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonRestored bool) (*plan.Plan, *exec.Checkpoints, error) {
 	js, err := spec.Parse(data)
 	if err != nil {
@@ -68,6 +68,9 @@ func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonR
 	p, err := plan.Build(js, m.lookupDescription)
 	if err == nil {
 		err = m.checkConnectors(ctx, p)
+	}
+	if err == nil {
+		err = m.checkSourceRetention(ctx, p) // validate_streams.go
 	}
 	var cp *exec.Checkpoints
 	if err == nil {

@@ -36,7 +36,7 @@ func TestDefaultTags(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[Job]())
-	if count != 21 {
-		t.Errorf("found %d default tags, want 21", count)
+	if count != 22 {
+		t.Errorf("found %d default tags, want 22", count)
 	}
 }
