@@ -94,7 +94,7 @@ func (s *JetStreamSource) deliver(b *abi.Batch, d delivery) (bool, error) {
 		s.finish(f)
 		return false, nil
 	}
-	if gap := s.checkGap(f, seq, meta.pending); gap != nil {
+	if gap := s.checkGap(f, seq); gap != nil {
 		if s.onGap != GapSkip {
 			s.err = gap
 			return false, s.err

@@ -47,22 +47,16 @@ func (e *GapError) Error() string {
 // Unwrap returns ErrGap.
 func (e *GapError) Unwrap() error { return ErrGap }
 
-// gapWatch is what a filter knows to find gaps: the pending count of its
-// last message, and for a resumed filter what the stream had removed after
-// its position when it opened.
+// gapWatch is what a resumed filter knows to find gaps: what the stream
+// had removed after its position when it opened.
 type gapWatch struct {
-	// pending is the last delivered message's count of messages left for
-	// the consumer; known says whether there was one.
-	pending uint64
-	known   bool
 	// resumed is set until the first message after a restore; removed
 	// then says why messages right after the position are gone ("" for
 	// none).
 	resumed bool
 	removed string
-	// removedBelow is, with removed set, a sequence below which a message
-	// after the position was removed: a first message at or past it
-	// follows a gap.
+	// removedBelow is, with removed set, the first sequence after the
+	// position that was removed: a first message past it follows a gap.
 	removedBelow uint64
 }
 
@@ -98,15 +92,18 @@ func watchResume(ctx context.Context, st jetstream.Stream, f *filterReader) erro
 	return nil
 }
 
-// checkGap looks at the next message of filter f, at stream sequence seq
-// with pending messages left for its consumer, for a gap since the last
-// one; it returns a *GapError for one, nil otherwise.
-func (s *JetStreamSource) checkGap(f *filterReader, seq, pending uint64) *GapError {
+// checkGap looks at the next message of filter f, at stream sequence seq,
+// for a gap since the last one; it returns a *GapError for one, nil
+// otherwise. A subject filter's sequences skip the other subjects'
+// messages, so between its messages only a resume can tell (watchResume):
+// the pending count its messages carry would not, since the server updates
+// it some time after messages are removed.
+func (s *JetStreamSource) checkGap(f *filterReader, seq uint64) *GapError {
 	w := &f.gap
 	gap := func(why string) *GapError {
 		return &GapError{Source: s.name, Stream: s.stream, Filter: f.name, After: f.pos, Found: seq, Why: why}
 	}
-	defer func() { w.pending, w.known, w.resumed = pending, true, false }()
+	defer func() { w.resumed = false }()
 	switch {
 	case f.pos == 0 || seq <= f.pos+1:
 		// From the start, the first message may be any; sequence +1 is
@@ -116,9 +113,6 @@ func (s *JetStreamSource) checkGap(f *filterReader, seq, pending uint64) *GapErr
 		return gap(fmt.Sprintf("%d sequences of the stream were removed before the source read them", seq-f.pos-1))
 	case w.resumed && w.removed != "" && seq > w.removedBelow:
 		return gap(w.removed)
-	case w.known && pending+1 < w.pending:
-		return gap(fmt.Sprintf("the messages left for the filter fell from %d to %d: %d were removed before the source read them",
-			w.pending, pending, w.pending-pending-1))
 	}
 	return nil
 }
