@@ -31,6 +31,9 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from str
 		return cp, err
 	}
 	meta, err := exec.FindCheckpoint(ctx, m.checkpoints, ref.Job, ref.ID)
+	if errors.Is(err, checkpoint.ErrCorrupt) {
+		return nil, fmt.Errorf("%w: from_savepoint: %s: %w", ErrInvalidJob, from, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: from_savepoint: %s: %w", ErrInvalidJob, from, ErrNoSuchSavepoint)
 	}

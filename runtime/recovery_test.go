@@ -239,31 +239,39 @@ func TestRestoreFailsWhenNoCheckpointIsUsable(t *testing.T) {
 	id := info.ID
 	p.checkpointed(id, 10)
 	p.stop()
+	// Newest first: the newest's metadata cut in half, then by turns a
+	// positions blob removed or replaced by one of another size.
 	dirs := p.checkpointDirs(id)
-	if len(dirs) != 3 {
-		t.Fatalf("%d checkpoints kept, want 3 (retain's default)", len(dirs))
-	}
-	ids := make([]string, len(dirs))
+	slices.Reverse(dirs)
+	prefix := fmt.Sprintf("checkpoint store: job %s checkpoint ", id)
+	var reasons []string
 	for i, d := range dirs {
-		ids[i] = filepath.Base(d)
-	}
-	n := truncate(t, filepath.Join(dirs[2], "_metadata"))
-	if err := os.Remove(filepath.Join(dirs[1], "positions~in~0")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dirs[0], "positions~in~0"), []byte(`{">":1}`), 0o644); err != nil {
-		t.Fatal(err)
+		cp, blob := filepath.Base(d), filepath.Join(d, "positions~in~0")
+		switch {
+		case i == 0:
+			n := truncate(t, filepath.Join(d, "_metadata"))
+			reasons = append(reasons, fmt.Sprintf("%s%s metadata: corrupt: %d bytes that do not decode: unexpected end of JSON input", prefix, cp, n))
+		case i%2 == 1:
+			if err := os.Remove(blob); err != nil {
+				t.Fatal(err)
+			}
+			reasons = append(reasons, prefix+cp+" blob positions~in~0: corrupt: missing")
+		default:
+			data, err := os.ReadFile(blob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(blob, []byte(`{">":1}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			reasons = append(reasons, fmt.Sprintf("%s%s blob positions~in~0: corrupt: 7 bytes, the metadata recorded %d", prefix, cp, len(data)))
+		}
 	}
 	p.start()
 	info = p.wait(id)
-	prefix := fmt.Sprintf("checkpoint store: job %s checkpoint ", id)
-	want := fmt.Sprintf("job %s: restore checkpoint %s: no checkpoint is usable: "+
-		"%s%s metadata: corrupt: %d bytes that do not decode: unexpected end of JSON input; "+
-		"%s%s blob positions~in~0: corrupt: missing; "+
-		"%s%s blob positions~in~0: corrupt: 7 bytes, the metadata recorded ",
-		id, ids[2], prefix, ids[2], n, prefix, ids[1], prefix, ids[0])
-	if info.State != StateFailed || !strings.HasPrefix(info.Failure, want) || info.Restarts != 0 {
-		t.Fatalf("job %s after %d restarts: %s\nwant FAILED after none: %s...", info.State, info.Restarts, info.Failure, want)
+	want := fmt.Sprintf("job %s: restore checkpoint %s: no checkpoint is usable: %s", id, filepath.Base(dirs[0]), strings.Join(reasons, "; "))
+	if info.State != StateFailed || info.Failure != want || info.Restarts != 0 || len(dirs) < 3 {
+		t.Fatalf("job %s after %d restarts: %s\nwant FAILED after none: %s", info.State, info.Restarts, info.Failure, want)
 	}
 }
 

@@ -3,7 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +101,31 @@ sinks:
 	}
 	if !slices.Equal(info.Warnings, want) {
 		t.Fatalf("submission warnings:\n%q\nwant\n%q", info.Warnings, want)
+	}
+}
+
+// TestSubmitFromCorruptSavepoint: a savepoint whose metadata is corrupt is
+// refused with what is wrong with it, not as a savepoint that does not
+// exist.
+func TestSubmitFromCorruptSavepoint(t *testing.T) {
+	m, js := newJetStreamManager(t)
+	ctx := context.Background()
+	for _, s := range []string{"in", "out"} {
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: strings.ToUpper(s), Subjects: []string{s}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(m.cfg.DataDir, "checkpoints", "old", "5")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "_metadata"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := "name: r\ncheckpoint: {interval: 1s}\nsources: [{id: in, jetstream: {stream: IN}}]\nsinks: [{id: out, input: in, jetstream: {subject: out}}]\n"
+	_, err := m.SubmitJobFromSavepoint(ctx, []byte(spec), "old-5", false)
+	want := "invalid job: from_savepoint: old-5: checkpoint store: job old checkpoint 5 metadata: corrupt: 1 bytes that do not decode: unexpected end of JSON input"
+	if !errors.Is(err, ErrInvalidJob) || err.Error() != want {
+		t.Fatalf("%v, want %s", err, want)
 	}
 }
