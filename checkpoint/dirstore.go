@@ -63,7 +63,7 @@ func (d *DirStore) PutBlobFrom(_ context.Context, job string, id int64, name str
 func (d *DirStore) GetBlob(_ context.Context, job string, id int64, ref Blob) ([]byte, error) {
 	data, err := os.ReadFile(filepath.Join(d.dir(job, id), ref.Name))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, storeError(job, id, "blob "+ref.Name, ErrCorrupt)
+		return nil, corruptBlob(job, id, ref.Name, "missing")
 	}
 	if err != nil {
 		return nil, storeError(job, id, "blob "+ref.Name, err)
@@ -97,7 +97,8 @@ func (d *DirStore) Commit(_ context.Context, m *Metadata) error {
 }
 
 // List implements Store. Directories without metadata (a checkpoint that
-// never completed) are skipped.
+// never completed) are skipped; metadata that does not decode is reported
+// in a *ListError.
 func (d *DirStore) List(_ context.Context, job string) ([]*Metadata, error) {
 	entries, err := os.ReadDir(filepath.Join(d.root, job))
 	if errors.Is(err, os.ErrNotExist) {
@@ -106,7 +107,10 @@ func (d *DirStore) List(_ context.Context, job string) ([]*Metadata, error) {
 	if err != nil {
 		return nil, storeError(job, 0, "", err)
 	}
-	var out []*Metadata
+	var (
+		out     []*Metadata
+		corrupt []*CorruptError
+	)
 	for _, e := range entries {
 		id, err := strconv.ParseInt(e.Name(), 10, 64)
 		if err != nil || !e.IsDir() {
@@ -119,14 +123,16 @@ func (d *DirStore) List(_ context.Context, job string) ([]*Metadata, error) {
 		if err != nil {
 			return nil, storeError(job, id, "metadata", err)
 		}
-		var m Metadata
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, storeError(job, id, "metadata", err)
+		m, err := DecodeMetadata(job, id, data)
+		if err != nil {
+			corrupt = append(corrupt, err.(*CorruptError))
+			continue
 		}
-		out = append(out, &m)
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	sort.Slice(corrupt, func(i, j int) bool { return corrupt[i].ID < corrupt[j].ID })
+	return listResult(out, corrupt)
 }
 
 // Delete implements Store.

@@ -64,7 +64,10 @@ func (o *ObjectStore) PutBlobFrom(ctx context.Context, job string, id int64, nam
 func (o *ObjectStore) GetBlob(ctx context.Context, job string, id int64, ref Blob) ([]byte, error) {
 	data, err := o.obs.GetBytes(ctx, objectName(job, id, ref.Name))
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, storeError(job, id, "blob "+ref.Name, ErrCorrupt)
+		return nil, corruptBlob(job, id, ref.Name, "missing")
+	}
+	if errors.Is(err, jetstream.ErrDigestMismatch) {
+		return nil, corruptBlob(job, id, ref.Name, err.Error())
 	}
 	if err != nil {
 		return nil, storeError(job, id, "blob "+ref.Name, err)
@@ -93,26 +96,41 @@ func (o *ObjectStore) List(ctx context.Context, job string) ([]*Metadata, error)
 	if err != nil {
 		return nil, storeError(job, 0, "", err)
 	}
-	var out []*Metadata
+	var (
+		out     []*Metadata
+		corrupt []*CorruptError
+	)
 	prefix := job + "/"
 	for _, info := range infos {
 		rest, ok := strings.CutPrefix(info.Name, prefix)
 		if !ok || !strings.HasSuffix(rest, "/"+metadataFile) {
 			continue
 		}
-		id, _ := strconv.ParseInt(strings.TrimSuffix(rest, "/"+metadataFile), 10, 64)
+		id, err := strconv.ParseInt(strings.TrimSuffix(rest, "/"+metadataFile), 10, 64)
+		if err != nil || id < 1 {
+			continue
+		}
 		data, err := o.obs.GetBytes(ctx, info.Name)
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			continue // deleted since the listing
+		}
+		if errors.Is(err, jetstream.ErrDigestMismatch) {
+			corrupt = append(corrupt, &CorruptError{Job: job, ID: id, What: "metadata", Reason: err.Error()})
+			continue
+		}
 		if err != nil {
 			return nil, storeError(job, id, "metadata", err)
 		}
-		var m Metadata
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, storeError(job, id, "metadata", err)
+		m, err := DecodeMetadata(job, id, data)
+		if err != nil {
+			corrupt = append(corrupt, err.(*CorruptError))
+			continue
 		}
-		out = append(out, &m)
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	sort.Slice(corrupt, func(i, j int) bool { return corrupt[i].ID < corrupt[j].ID })
+	return listResult(out, corrupt)
 }
 
 // Delete implements Store.

@@ -16,9 +16,10 @@ import (
 var (
 	// ErrNotFound: no such checkpoint, or no completed one for a job.
 	ErrNotFound = errors.New("checkpoint not found")
-	// ErrCorrupt: a blob's bytes do not match the checksum its metadata
-	// recorded.
-	ErrCorrupt = errors.New("checkpoint blob corrupt")
+	// ErrCorrupt: a checkpoint's metadata does not decode, or a blob is
+	// missing or its bytes do not match the size and checksum the metadata
+	// recorded (see CorruptError).
+	ErrCorrupt = errors.New("corrupt")
 )
 
 // Kind tells checkpoints (taken periodically, retained N at a time) from
@@ -73,22 +74,25 @@ type Store interface {
 	// PutBlobFrom stores a blob read from r to its end, without holding it
 	// in memory.
 	PutBlobFrom(ctx context.Context, job string, id int64, name string, r io.Reader) (Blob, error)
-	// GetBlob reads a blob and checks it against its reference
-	// (ErrCorrupt).
+	// GetBlob reads a blob and checks it against its reference: a blob
+	// that is missing or does not match is a *CorruptError.
 	GetBlob(ctx context.Context, job string, id int64, ref Blob) ([]byte, error)
 	// Commit writes the metadata, completing the checkpoint.
 	Commit(ctx context.Context, m *Metadata) error
 	// List returns a job's completed checkpoints and savepoints by id.
+	// Checkpoints whose metadata is corrupt are left out of the list and
+	// reported in a *ListError returned with it; any other error comes
+	// with no list.
 	List(ctx context.Context, job string) ([]*Metadata, error)
 	// Delete removes a checkpoint, metadata first.
 	Delete(ctx context.Context, job string, id int64) error
 }
 
-// Latest returns the job's newest completed checkpoint or savepoint, or
-// ErrNotFound.
+// Latest returns the job's newest completed checkpoint or savepoint whose
+// metadata reads, or ErrNotFound.
 func Latest(ctx context.Context, s Store, job string) (*Metadata, error) {
 	all, err := s.List(ctx, job)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrCorrupt) {
 		return nil, err
 	}
 	if len(all) == 0 {
@@ -97,11 +101,12 @@ func Latest(ctx context.Context, s Store, job string) (*Metadata, error) {
 	return all[len(all)-1], nil
 }
 
-// Prune deletes the job's oldest checkpoints beyond the newest retain;
-// savepoints are kept.
+// Prune deletes the job's oldest checkpoints beyond the newest retain, and
+// corrupt ones older than the oldest it keeps; savepoints are kept.
 func Prune(ctx context.Context, s Store, job string, retain int) error {
 	all, err := s.List(ctx, job)
-	if err != nil {
+	var listed *ListError
+	if err != nil && !errors.As(err, &listed) {
 		return err
 	}
 	var checkpoints []*Metadata
@@ -115,6 +120,15 @@ func Prune(ctx context.Context, s Store, job string, retain int) error {
 			return err
 		}
 		checkpoints = checkpoints[1:]
+	}
+	if listed != nil && len(checkpoints) > 0 {
+		for _, c := range listed.Corrupt {
+			if c.ID < checkpoints[0].ID {
+				if err := s.Delete(ctx, job, c.ID); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -145,10 +159,18 @@ func (hr *hashingReader) blob(name string) Blob {
 }
 
 func verify(job string, id int64, ref Blob, data []byte) ([]byte, error) {
-	if got := blobRef(ref.Name, data); got.SHA256 != ref.SHA256 || got.Size != ref.Size {
-		return nil, storeError(job, id, "blob "+ref.Name, ErrCorrupt)
+	got := blobRef(ref.Name, data)
+	switch {
+	case got.Size != ref.Size:
+		return nil, corruptBlob(job, id, ref.Name, fmt.Sprintf("%d bytes, the metadata recorded %d", got.Size, ref.Size))
+	case got.SHA256 != ref.SHA256:
+		return nil, corruptBlob(job, id, ref.Name, fmt.Sprintf("SHA-256 %s, the metadata recorded %s", got.SHA256, ref.SHA256))
 	}
 	return data, nil
+}
+
+func corruptBlob(job string, id int64, name, reason string) error {
+	return &CorruptError{Job: job, ID: id, What: "blob " + name, Reason: reason}
 }
 
 // storeError prefixes an error of a Store with what it concerns:

@@ -81,8 +81,20 @@ func TestStoreConformance(t *testing.T) {
 			forged := latest.Blobs["op-0"]
 			forged.SHA256 = forged.SHA256[1:] + "0"
 			if _, err := s.GetBlob(ctx, "job", 4, forged); !errors.Is(err, ErrCorrupt) ||
-				err.Error() != "checkpoint store: job job checkpoint 4 blob op-0: checkpoint blob corrupt" {
+				err.Error() != "checkpoint store: job job checkpoint 4 blob op-0: corrupt: SHA-256 "+latest.Blobs["op-0"].SHA256+", the metadata recorded "+forged.SHA256 {
 				t.Fatalf("checksum mismatch: %v", err)
+			}
+			short := latest.Blobs["op-0"]
+			short.Size++
+			if _, err := s.GetBlob(ctx, "job", 4, short); !errors.Is(err, ErrCorrupt) ||
+				err.Error() != "checkpoint store: job job checkpoint 4 blob op-0: corrupt: 13 bytes, the metadata recorded 14" {
+				t.Fatalf("size mismatch: %v", err)
+			}
+			gone := Blob{Name: "nothing", Size: 1, SHA256: forged.SHA256}
+			var corrupt *CorruptError
+			if _, err := s.GetBlob(ctx, "job", 4, gone); !errors.As(err, &corrupt) || corrupt.ID != 4 ||
+				err.Error() != "checkpoint store: job job checkpoint 4 blob nothing: corrupt: missing" {
+				t.Fatalf("missing blob: %v", err)
 			}
 			if err := Prune(ctx, s, "job", 2); err != nil {
 				t.Fatal(err)

@@ -94,6 +94,15 @@ func (s *JetStreamSource) deliver(b *abi.Batch, d delivery) (bool, error) {
 		s.finish(f)
 		return false, nil
 	}
+	if gap := s.checkGap(f, seq); gap != nil {
+		if s.onGap != GapSkip {
+			s.err = gap
+			return false, s.err
+		}
+		if s.gapFn != nil {
+			s.gapFn(gap)
+		}
+	}
 	s.scratch.append(b, d.msg.Data(), time.Unix(0, meta.nanos).UnixMilli(), d.msg.Headers())
 	s.splits = append(s.splits, int32(d.filter))
 	f.pos = seq

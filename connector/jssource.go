@@ -30,12 +30,22 @@ type JetStreamSourceConfig struct {
 	// Start, when non-nil, resumes each filter it names after the given
 	// stream sequence; filters it does not name start at the beginning.
 	Start map[string]uint64
+	// Name names the source in errors (its vertex id).
+	Name string
+	// OnGap is what a sequence gap does (see GapError): GapFail (the
+	// default, also for "") fails the source, GapSkip goes on.
+	OnGap string
+	// Gap, when not nil, is called with each gap the source goes on past.
+	Gap func(*GapError)
 }
 
 // JetStreamSource reads the subject filters of one subtask from a stream,
 // each with an ordered consumer.
 type JetStreamSource struct {
 	stream  string
+	name    string
+	onGap   string
+	gapFn   func(*GapError)
 	bounded bool
 	filters []*filterReader
 	open    int // filters not yet at their bounded end
@@ -65,6 +75,7 @@ type filterReader struct {
 	// last message delivered (or when the consumer was created); read by
 	// Lag from any goroutine.
 	pending atomic.Uint64
+	gap   gapWatch
 }
 
 // delivery is a message, or the error that ended a filter's reader.
@@ -99,6 +110,9 @@ func NewJetStreamSource(ctx context.Context, js jetstream.JetStream, cfg JetStre
 	if err := checkSubtask(cfg.Subtask, cfg.Parallelism); err != nil {
 		return nil, fmt.Errorf("connector: source on stream %q: %w", cfg.Stream, err)
 	}
+	if cfg.OnGap != "" && cfg.OnGap != GapFail && cfg.OnGap != GapSkip {
+		return nil, fmt.Errorf("connector: source on stream %q: on_gap %q: want %s or %s", cfg.Stream, cfg.OnGap, GapFail, GapSkip)
+	}
 	names, err := filtersOf(cfg.Stream, cfg.Subjects)
 	if err != nil {
 		return nil, err
@@ -109,6 +123,9 @@ func NewJetStreamSource(ctx context.Context, js jetstream.JetStream, cfg JetStre
 	}
 	s := &JetStreamSource{
 		stream:  cfg.Stream,
+		name:    cfg.Name,
+		onGap:   cfg.OnGap,
+		gapFn:   cfg.Gap,
 		bounded: cfg.Bounded,
 		queue:   make(chan delivery, queueLen),
 		done:    make(chan struct{}),
@@ -153,6 +170,9 @@ func (s *JetStreamSource) openFilter(ctx context.Context, st jetstream.Stream, f
 	if f.pos > 0 {
 		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		occ.OptStartSeq = f.pos + 1
+		if err := watchResume(ctx, st, f); err != nil {
+			return fmt.Errorf("connector: source on stream %q filter %q: %w", s.stream, f.name, err)
+		}
 	}
 	cons, err := st.OrderedConsumer(ctx, occ)
 	if err != nil {

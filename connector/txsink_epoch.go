@@ -195,11 +195,18 @@ func eachRecord(r *bufio.Reader, limit int64, fn func(index int64, r *abi.Record
 			return nil
 		}
 		if int(n) > cap(block) {
-			block = make([]byte, n)
-		}
-		block = block[:n]
-		if _, err := io.ReadFull(r, block); err != nil {
-			return fmt.Errorf("connector: staged records: %w", err)
+			// Grow with what arrives, not with what the length says: a
+			// corrupt length must not allocate gigabytes.
+			var buf bytes.Buffer
+			if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+				return fmt.Errorf("connector: staged records: %w", io.ErrUnexpectedEOF)
+			}
+			block = buf.Bytes()
+		} else {
+			block = block[:n]
+			if _, err := io.ReadFull(r, block); err != nil {
+				return fmt.Errorf("connector: staged records: %w", err)
+			}
 		}
 		if err := ir.Reset(block); err != nil {
 			return fmt.Errorf("connector: staged records: %w", err)

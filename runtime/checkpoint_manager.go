@@ -33,6 +33,9 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from str
 		return cp, err
 	}
 	meta, err := exec.FindCheckpoint(ctx, m.checkpoints, ref.Job, ref.ID)
+	if errors.Is(err, checkpoint.ErrCorrupt) {
+		return nil, fmt.Errorf("%w: from_savepoint: %s: %w", ErrInvalidJob, from, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: from_savepoint: %s: %w", ErrInvalidJob, from, ErrNoSuchSavepoint)
 	}
@@ -45,13 +48,16 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from str
 	return cp, nil
 }
 
-// checkpointWarnings says what an exactly-once job's sink and dead-letter
-// streams imply: a duplicate window shorter than a recovery can take makes
-// recovery read the subject back to fence interrupted commits.
+// checkpointWarnings says what the streams a job writes imply: streams
+// that can drop what it writes (streamWarnings), and for an exactly-once
+// job a duplicate window shorter than a recovery can take, which makes
+// recovery read the sink's (or dead letters') subject back to fence
+// interrupted commits.
 func (m *Manager) checkpointWarnings(ctx context.Context, p *plan.Plan) []string {
+	streams := m.streamWarnings(ctx, p) // validate_streams.go
 	c := p.Job.Checkpoint
 	if c == nil || c.Mode != plan.ModeExactlyOnce || m.cfg.JetStream == nil {
-		return nil
+		return streams
 	}
 	bound := exec.NewRestartPolicy(p.Job.Restart).LongestDelay()
 	var out []string
@@ -76,7 +82,7 @@ func (m *Manager) checkpointWarnings(ctx context.Context, p *plan.Plan) []string
 	if p.Job.DeadLetter != "" {
 		check("dead_letter_subject", p.Job.DeadLetter)
 	}
-	return out
+	return append(out, streams...)
 }
 
 // SubmitJobFromSavepoint starts a job restoring a savepoint: state is matched
@@ -126,7 +132,7 @@ func (m *Manager) Savepoints(ctx context.Context, id string) ([]SavepointInfo, e
 		return nil, err
 	}
 	stored, err := cp.Store.List(ctx, id)
-	if err != nil {
+	if err != nil && !errors.Is(err, checkpoint.ErrCorrupt) {
 		return nil, err
 	}
 	kept := map[int64]bool{}
@@ -295,5 +301,7 @@ func (m *Manager) newCheckpoints(p *plan.Plan, from *exec.SavepointRef, allowNon
 	if m.checkpoints == nil {
 		return nil, fmt.Errorf("%w: checkpoint: the platform has no checkpoint storage (no data directory)", ErrInvalidJob)
 	}
-	return exec.NewCheckpoints(cfg, m.checkpoints, from, allowNonRestored), nil
+	cp := exec.NewCheckpoints(cfg, m.checkpoints, from, allowNonRestored)
+	cp.Log = m.log
+	return cp, nil
 }

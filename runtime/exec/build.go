@@ -109,7 +109,7 @@ func (b *builder) source(ctx context.Context, v *plan.Vertex, i int) (connector.
 	js := b.j.Env.JetStream
 	cfg := connector.JetStreamSourceConfig{
 		Stream: s.JetStream.Stream, Subjects: s.JetStream.Subjects, Bounded: s.JetStream.Bounded,
-		Subtask: i, Parallelism: v.Parallelism,
+		Subtask: i, Parallelism: v.Parallelism, Name: v.ID, OnGap: s.JetStream.OnGap, Gap: b.sourceGap(v, i),
 	}
 	if cfg.Bounded {
 		end, err := b.j.BoundedEnd(v.ID, func() (map[string]uint64, error) {
@@ -131,6 +131,17 @@ func (b *builder) source(ctx context.Context, v *plan.Vertex, i int) (connector.
 		return nil, err
 	}
 	return src, nil
+}
+
+// sourceGap counts and logs a sequence gap subtask i of JetStream source v
+// goes on past.
+func (b *builder) sourceGap(v *plan.Vertex, i int) func(*connector.GapError) {
+	c, log := b.j.Counters[v.ID][i], b.j.Log
+	return func(g *connector.GapError) {
+		c.Gaps.Add(1)
+		log.Warn("source sequence gap skipped", "vertex", v.ID, "subtask", i, "stream", g.Stream, "filter", g.Filter,
+			"after", g.After, "found", g.Found, "reason", g.Why)
+	}
 }
 
 // vertexStage builds the stages of vertex v in subtask i, followed by

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,8 @@ type Checkpoints struct {
 	// job has a checkpoint of its own.
 	From             *SavepointRef
 	AllowNonRestored bool
+	// Log gets the warnings of checkpoints a restore passes over.
+	Log *slog.Logger
 
 	mu       sync.Mutex
 	coord    *checkpoint.Coordinator
@@ -127,34 +130,136 @@ func (c *Checkpoints) Info() *CheckpointInfo {
 	return out
 }
 
-// latest finds what a run of job id restores from: its newest checkpoint or
-// savepoint, else the savepoint it was submitted from; nil for none.
+// latest finds what a run of job id restores from: its newest usable
+// checkpoint or savepoint, else the savepoint it was submitted from; nil
+// for none. A checkpoint is usable when its metadata decodes and every blob
+// matches its size and checksum and, for the kinds a restore decodes here,
+// decodes (RestoreSet.usable). One that is not is logged as a warning with
+// the reason and the next older one is tried; when none is usable the
+// error is a *RestoreError, which fails the job. Ids of corrupt checkpoints
+// are not taken again, so that a sink's message ids of output they may
+// have committed are never reused.
 func (c *Checkpoints) latest(ctx context.Context, job string) (*RestoreSet, error) {
-	m, err := checkpoint.Latest(ctx, c.Store, job)
-	switch {
-	case err == nil:
-		return &RestoreSet{store: c.Store, meta: m}, nil
-	case !errors.Is(err, checkpoint.ErrNotFound):
+	all, err := c.Store.List(ctx, job)
+	var listed *checkpoint.ListError
+	if err != nil && !errors.As(err, &listed) {
 		return nil, fmt.Errorf("job %s: find the latest checkpoint: %w", job, err)
-	case c.From == nil:
+	}
+	var skipped []error
+	if listed != nil {
+		for _, bad := range listed.Corrupt {
+			c.skip(job, &checkpoint.Metadata{Job: job, ID: bad.ID}, bad)
+			skipped = append(skipped, bad)
+		}
+	}
+	try := func(r *RestoreSet) (bool, error) {
+		err := r.usable(ctx)
+		if err == nil {
+			if len(skipped) > 0 {
+				c.log().Warn("restoring an older checkpoint: output committed by the newer ones may be published again",
+					"job", job, "checkpoint", r.meta.ID, "kind", r.meta.Kind, "from_job", r.meta.Job, "skipped", len(skipped))
+			}
+			return true, nil
+		}
+		if !errors.Is(err, checkpoint.ErrCorrupt) {
+			return false, fmt.Errorf("job %s: read checkpoint %d: %w", job, r.meta.ID, err)
+		}
+		c.skip(job, r.meta, err)
+		skipped = append(skipped, err)
+		return false, nil
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		r := &RestoreSet{store: c.Store, meta: all[i]}
+		if ok, err := try(r); err != nil {
+			return nil, err
+		} else if ok {
+			return r, nil
+		}
+	}
+	// The savepoint the job was submitted from comes before its own
+	// checkpoints.
+	if c.From != nil {
+		m, err := FindCheckpoint(ctx, c.Store, c.From.Job, c.From.ID)
+		switch {
+		case errors.Is(err, checkpoint.ErrCorrupt):
+			c.log().Warn("savepoint not usable", "job", job, "savepoint", c.From.String(), "reason", err.Error())
+			skipped = append(skipped, err)
+		case err != nil:
+			return nil, fmt.Errorf("job %s: savepoint %s: %w", job, c.From, err)
+		default:
+			r := &RestoreSet{store: c.Store, meta: m, allowNonRestored: c.AllowNonRestored}
+			if ok, err := try(r); err != nil {
+				return nil, err
+			} else if ok {
+				return r, nil
+			}
+		}
+	}
+	if len(skipped) == 0 {
 		return nil, nil
 	}
-	m, err = FindCheckpoint(ctx, c.Store, c.From.Job, c.From.ID)
-	if err != nil {
-		return nil, fmt.Errorf("job %s: savepoint %s: %w", job, c.From, err)
+	newest := int64(0)
+	if listed != nil {
+		newest = listed.Corrupt[len(listed.Corrupt)-1].ID
 	}
-	return &RestoreSet{store: c.Store, meta: m, allowNonRestored: c.AllowNonRestored}, nil
+	if len(all) > 0 {
+		newest = max(newest, all[len(all)-1].ID)
+	}
+	return nil, &RestoreError{Job: job, Checkpoint: newest,
+		Err: fmt.Errorf("no checkpoint is usable: %w", joinedErrors(skipped))}
 }
 
-// FindCheckpoint reads the metadata of one checkpoint or savepoint.
+// joinedErrors are several errors in one line, separated by "; ".
+type joinedErrors []error
+
+func (e joinedErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e joinedErrors) Unwrap() []error { return e }
+
+// log is where the warnings of latest go.
+func (c *Checkpoints) log() *slog.Logger {
+	if c.Log == nil {
+		return slog.Default()
+	}
+	return c.Log
+}
+
+// skip logs that checkpoint m cannot be restored by job and keeps its id
+// from being taken again when it is the job's own.
+func (c *Checkpoints) skip(job string, m *checkpoint.Metadata, reason error) {
+	c.log().Warn("checkpoint not usable, trying an older one", "job", job, "checkpoint", m.ID, "from_job", m.Job, "reason", reason.Error())
+	if m.Job != job {
+		return
+	}
+	c.mu.Lock()
+	c.nextID = max(c.nextID, m.ID+1)
+	c.mu.Unlock()
+}
+
+// FindCheckpoint reads the metadata of one checkpoint or savepoint; one
+// whose metadata is corrupt is its *checkpoint.CorruptError.
 func FindCheckpoint(ctx context.Context, s checkpoint.Store, job string, id int64) (*checkpoint.Metadata, error) {
 	all, err := s.List(ctx, job)
-	if err != nil {
+	var listed *checkpoint.ListError
+	if err != nil && !errors.As(err, &listed) {
 		return nil, err
 	}
 	for _, m := range all {
 		if m.ID == id {
 			return m, nil
+		}
+	}
+	if listed != nil {
+		for _, bad := range listed.Corrupt {
+			if bad.ID == id {
+				return nil, bad
+			}
 		}
 	}
 	return nil, fmt.Errorf("job %s checkpoint %d: %w", job, id, checkpoint.ErrNotFound)
@@ -163,7 +268,7 @@ func FindCheckpoint(ctx context.Context, s checkpoint.Store, job string, id int6
 // NewCheckpoints is a job's checkpointing by cfg into store, starting
 // from savepoint from when it is not nil.
 func NewCheckpoints(cfg *spec.Checkpoint, store checkpoint.Store, from *SavepointRef, allowNonRestored bool) *Checkpoints {
-	return &Checkpoints{cfg: cfg, Store: store, History: checkpoint.NewHistory(), From: from, AllowNonRestored: allowNonRestored}
+	return &Checkpoints{cfg: cfg, Store: store, History: checkpoint.NewHistory(), From: from, AllowNonRestored: allowNonRestored, Log: slog.Default()}
 }
 
 // restoredFrom records the restore a run started with.

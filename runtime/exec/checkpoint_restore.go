@@ -18,6 +18,7 @@ import (
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/plan"
+	"wasmstream.io/platform/watermark"
 )
 
 // RestoreError is a checkpoint that cannot be restored: the job fails
@@ -71,6 +72,62 @@ func (r *RestoreSet) read(ctx context.Context, b checkpoint.Blob) ([]byte, error
 		return nil, r.fail(err)
 	}
 	return data, nil
+}
+
+// usable reads every blob of the checkpoint, which checks it against the
+// size and SHA-256 its metadata recorded, and decodes those of the kinds
+// decoded here (source positions, watermark generators, a sink's staged
+// epochs, in-flight data). A blob that is missing, does not match or does
+// not decode is a *checkpoint.CorruptError; any other error is one of
+// reading it. The state of operators (keyed, window, join) is only checked
+// against its checksum here: its operator decodes it when it restores.
+func (r *RestoreSet) usable(ctx context.Context) error {
+	names := make([]string, 0, len(r.meta.Blobs))
+	for name := range r.meta.Blobs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		data, err := r.store.GetBlob(ctx, r.meta.Job, r.meta.ID, r.meta.Blobs[name])
+		if err != nil {
+			return err
+		}
+		if err := decodeBlob(name, data); err != nil {
+			return &checkpoint.CorruptError{Job: r.meta.Job, ID: r.meta.ID, What: "blob " + name, Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+// decodeBlob decodes a blob of a kind decoded here by its name.
+func decodeBlob(name string, data []byte) error {
+	kind, _, _ := strings.Cut(name, "~")
+	var err error
+	switch kind {
+	case blobPositions:
+		_, err = decodePositions(data)
+	case blobWatermark:
+		_, err = watermark.DecodeSnapshot(data)
+	case blobSink:
+		_, err = connector.DecodeEpochs(data)
+	case blobInFlight:
+		_, err = decodeInFlight(data)
+	}
+	return err
+}
+
+// decodePositions reads a source subtask's positions: the next position
+// of each split (a JetStream subject filter's last stream sequence, a
+// generator split's next index).
+func decodePositions(data []byte) (map[string]uint64, error) {
+	var m map[string]uint64
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("positions: %w", err)
+	}
+	if m == nil {
+		return nil, errors.New("positions: null, want an object")
+	}
+	return m, nil
 }
 
 // readers opens every blob of kind for vertex, in old subtask order.
@@ -136,9 +193,9 @@ func (r *RestoreSet) positions(ctx context.Context, vertex string) (map[string]u
 		if err != nil {
 			return nil, err
 		}
-		var m map[string]uint64
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, r.fail(fmt.Errorf("source %s positions: %w", vertex, err))
+		m, err := decodePositions(data)
+		if err != nil {
+			return nil, r.fail(fmt.Errorf("source %s %w", vertex, err))
 		}
 		for f, seq := range m {
 			out[f] = max(out[f], seq)

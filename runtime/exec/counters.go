@@ -18,6 +18,9 @@ type Counters struct {
 	busy busyClock
 	// Late counts records too Late for every window (window operators).
 	Late atomic.Int64
+	// Gaps counts the sequence gaps a JetStream source went on past
+	// (on_gap: skip).
+	Gaps atomic.Int64
 	// Watermark is the last Watermark the vertex passed on, or
 	// abi.NoWatermark.
 	Watermark atomic.Int64

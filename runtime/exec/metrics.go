@@ -49,6 +49,8 @@ var (
 		"Records that failed in a UDF or a built-in record function.", taskLabels, nil)
 	descSkipped = prometheus.NewDesc("platform_vertex_records_skipped_total",
 		"Failed records skipped under on_udf_error: skip.", taskLabels, nil)
+	descSourceGaps = prometheus.NewDesc("platform_source_gaps_total",
+		"Sequence gaps a JetStream source subtask went on past (on_gap: skip): messages it had not read were removed from its stream.", taskLabels, nil)
 	descDeadLettered = prometheus.NewDesc("platform_vertex_records_dead_lettered_total",
 		"Failed records published to the dead-letter subject.", taskLabels, nil)
 
@@ -76,7 +78,7 @@ func DescribeMetrics(ch chan<- *prometheus.Desc) {
 		descTaskBusy, descTaskIdle, descTaskBackpressured,
 		descBytesIn, descBytesOut, descBuffersOut, descInPool, descOutPool, descExclusive, descFloating, descQueued,
 		descRecordsIn, descRecordsOut, descUDFErrors, descSkipped, descDeadLettered,
-		descLate, descSourceLag, descStateBytes, descUDFCall, descUDFTraps, descUDFInstances, descUDFMemory,
+		descLate, descSourceLag, descSourceGaps, descStateBytes, descUDFCall, descUDFTraps, descUDFInstances, descUDFMemory,
 	} {
 		ch <- d
 	}
@@ -134,6 +136,9 @@ func CollectMetrics(ch chan<- prometheus.Metric, j *Job, tasks []*Task) {
 			counter(descDeadLettered, float64(c.DeadLettered.Load()), l...)
 			if v.Window != nil || v.Join != nil {
 				counter(descLate, float64(c.Late.Load()), l...)
+			}
+			if v.Source != nil && v.Source.JetStream != nil {
+				counter(descSourceGaps, float64(c.Gaps.Load()), l...)
 			}
 			if k := c.State.Load(); k != nil {
 				gauge(descStateBytes, float64(k.BudgetBytes()), l...)

@@ -11,6 +11,7 @@ var (
 	checkpointModes     = []string{"exactly_once", "at_least_once"}
 	restartStrategies   = []string{"none", "fixed_delay", "exponential"}
 	generatorKinds      = []string{"sequence", "clicks", "text", "nexmark"}
+	onGaps              = []string{"fail", "skip"}
 	watermarkStrategies = []string{"bounded_out_of_orderness", "monotonous", "none", "punctuated"}
 	partitions          = []string{"forward", "rebalance", "broadcast"}
 	printFormats        = []string{"text", "json"}
@@ -28,6 +29,7 @@ var enums = map[reflect.Type]map[string][]string{
 	reflect.TypeFor[Checkpoint]():   {"mode": checkpointModes},
 	reflect.TypeFor[Restart]():      {"strategy": restartStrategies},
 	reflect.TypeFor[Generator]():    {"kind": generatorKinds},
+	reflect.TypeFor[JSSource]():     {"on_gap": onGaps},
 	reflect.TypeFor[Watermark]():    {"strategy": watermarkStrategies},
 	reflect.TypeFor[Operator]():     {"partition": partitions},
 	reflect.TypeFor[Sink]():         {"partition": partitions},

@@ -67,7 +67,7 @@ operators: []
 sinks: [{id: out, input: src, jetstream: {subject: s.out, max_in_flight: 1}}]
 `, func(j *Job) {
 		j.Sources[0].Generator = nil
-		j.Sources[0].JetStream = &JSSource{Stream: "S"}
+		j.Sources[0].JetStream = &JSSource{Stream: "S", OnGap: "fail"}
 		j.Sinks[0].Discard = false
 		j.Sinks[0].JetStream = &JSSink{Subject: "s.out", MaxInFlight: 1}
 	}},
@@ -75,7 +75,7 @@ sinks: [{id: out, input: src, jetstream: {subject: s.out, max_in_flight: 1}}]
 name: j
 sources:
   - id: src
-    jetstream: {stream: S, subjects: ["a.*.b", "c.>"], bounded: true}
+    jetstream: {stream: S, subjects: ["a.*.b", "c.>"], bounded: true, on_gap: skip}
     timestamp: {function: {module: ` + modA + `, function: ts}}
     watermark: {strategy: monotonous, idle_timeout: 1m}
   - id: two
@@ -85,7 +85,7 @@ sinks: [{id: out, input: src, jetstream: {subject: s.out}}]
 `, func(j *Job) {
 		j.Sources = []Source{
 			{ID: "src", Parallelism: 1,
-				JetStream: &JSSource{Stream: "S", Subjects: []string{"a.*.b", "c.>"}, Bounded: true},
+				JetStream: &JSSource{Stream: "S", Subjects: []string{"a.*.b", "c.>"}, Bounded: true, OnGap: "skip"},
 				Timestamp: &Timestamp{Function: &FunctionRef{Module: modA, Function: "ts"}},
 				Watermark: &Watermark{Strategy: "monotonous", IdleTimeout: dur("1m"), Interval: dur("200ms")}},
 			{ID: "two", Parallelism: 1, Generator: &Generator{Kind: "nexmark", Keys: 1000, Seed: 7,

@@ -163,6 +163,7 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 		{Checkpoint{}, "mode", job("checkpoint: {interval: 1s, mode: x}\n"), "checkpoint.mode"},
 		{Restart{}, "strategy", job("restart: {strategy: x}\n"), "restart.strategy"},
 		{Generator{}, "kind", "name: j\nsources: [{id: src, generator: {kind: x}}]\n" + out, "sources[0].generator.kind"},
+		{JSSource{}, "on_gap", "name: j\nsources: [{id: src, jetstream: {stream: S, on_gap: x}}]\n" + out, "sources[0].jetstream.on_gap"},
 		{Watermark{}, "strategy", "name: j\nsources: [{id: src, generator: {kind: sequence}, watermark: {strategy: x}}]\n" + out, "sources[0].watermark.strategy"},
 		{Operator{}, "partition", op("partition: x, map: {module: " + modA + ", function: f}"), "operators[0].partition"},
 		{Sink{}, "partition", "name: j\n" + src + "sinks: [{id: out, input: src, discard: true, partition: x}]\n", "sinks[0].partition"},

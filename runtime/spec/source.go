@@ -18,6 +18,9 @@ type JSSource struct {
 	Subjects []string `json:"subjects,omitempty"`
 	// Bounded ends the source at the last sequence present when the job starts.
 	Bounded bool `json:"bounded,omitzero"`
+	// OnGap is what a sequence gap does: messages the source had not read
+	// were removed from the stream. fail | skip (count it and go on).
+	OnGap string `json:"on_gap" default:"fail"`
 }
 
 // Generator produces records without NATS.

@@ -92,6 +92,7 @@ func (v *validator) source(p string, s *Source) {
 				v.fail(fmt.Sprintf("%s.jetstream.subjects[%d]", p, i), "%s", msg)
 			}
 		}
+		v.oneOf(p+".jetstream.on_gap", js.OnGap, onGaps...)
 	}
 	if g := s.Generator; g != nil {
 		v.oneOf(p+".generator.kind", g.Kind, generatorKinds...)
