@@ -373,7 +373,7 @@ func TestSourceGapSkipped(t *testing.T) {
 	if info.State != StateRunning || info.Restarts != 0 {
 		t.Fatalf("job %s after %d restarts: %s", info.State, info.Restarts, info.Failure)
 	}
-	gaps, ok := lookup(gather(t, p.m)["platform_source_gaps_total"], "job="+id+",subtask=0,vertex=in")
+	gaps, ok := lookup(gather(t, p.m)["platform_source_gaps_total"], "job_id="+id+",job_name=gap,subtask=0,vertex=in")
 	if !ok || gaps != 1 {
 		t.Fatalf("platform_source_gaps_total %v (%v), want 1", gaps, ok)
 	}
