@@ -18,8 +18,9 @@ import (
 	"wasmstream.io/platform/runtime/exec"
 )
 
-// newJetStreamManager is a manager with an embedded NATS server.
-func newJetStreamManager(t *testing.T) (*Manager, jetstream.JetStream) {
+// newTestJetStream starts an embedded NATS server for the test and connects
+// to it; both end with the test.
+func newTestJetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
 	ctx := context.Background()
 	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
@@ -32,6 +33,14 @@ func newJetStreamManager(t *testing.T) (*Manager, jetstream.JetStream) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
+	return js
+}
+
+// newJetStreamManager is a manager with an embedded NATS server.
+func newJetStreamManager(t *testing.T) (*Manager, jetstream.JetStream) {
+	t.Helper()
+	ctx := context.Background()
+	js := newTestJetStream(t)
 	m, err := NewManager(ctx, Config{
 		DataDir: t.TempDir(), Host: newTestHost(t), JetStream: js, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

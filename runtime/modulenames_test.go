@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/internal/wasmbuild"
 )
 
@@ -209,16 +208,7 @@ func TestModuleNames(t *testing.T) {
 // version by then.
 func TestResumedJobKeepsItsModule(t *testing.T) {
 	ctx := context.Background()
-	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	nc, js, err := connector.Connect(ctx, srv.ClientURL(), "runtime-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	js := newTestJetStream(t)
 	dir, h := t.TempDir(), newTestHost(t)
 	open := func() *Manager {
 		m, err := NewManager(ctx, Config{DataDir: dir, Host: h, JetStream: js, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/internal/wasmbuild"
 )
 
@@ -21,16 +20,7 @@ import (
 func newLoggedJetStreamManager(t *testing.T, logs *syncBuffer) (*Manager, jetstream.JetStream) {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	nc, js, err := connector.Connect(ctx, srv.ClientURL(), "runtime-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	js := newTestJetStream(t)
 	m, err := NewManager(ctx, Config{
 		DataDir: t.TempDir(), Host: newTestHost(t), JetStream: js,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"wasmstream.io/platform/connector"
 )
 
 // recoveryPlatform is a manager on an embedded NATS server that a test can
@@ -30,17 +28,7 @@ type recoveryPlatform struct {
 
 func newRecoveryPlatform(t *testing.T) *recoveryPlatform {
 	t.Helper()
-	ctx := context.Background()
-	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	nc, js, err := connector.Connect(ctx, srv.ClientURL(), "recovery-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	js := newTestJetStream(t)
 	p := &recoveryPlatform{t: t, dir: t.TempDir(), js: js}
 	p.start()
 	return p
