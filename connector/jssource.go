@@ -75,7 +75,7 @@ type filterReader struct {
 	// last message delivered (or when the consumer was created); read by
 	// Lag from any goroutine.
 	pending atomic.Uint64
-	gap   gapWatch
+	gap     gapWatch
 }
 
 // delivery is a message, or the error that ended a filter's reader.
