@@ -11,15 +11,12 @@ import (
 	"wasmstream.io/platform/runtime/operator"
 )
 
-// JoinBench drives a join operator with b.N records of keys keys, perMs
-// records per millisecond of event time, in batches of 1024 that alternate
-// between the left and the right input, with a watermark (the batch's
-// largest timestamp - 1) after each batch, into a sink that counts. It
-// reports input records and output pairs per CPU second of the process.
-func JoinBench(b *testing.B, keys, perMs int, join func(out *operator.Out, in *operator.Inputs) operator.Stage) {
-	out := &Count{}
-	in := &operator.Inputs{Split: 1}
-	s := join(&operator.Out{Max: 1024, Next: out}, in)
+// Bench drives s with b.N records of keys keys, perMs records per
+// millisecond of event time, in batches of 1024 with a watermark (the
+// batch's largest timestamp - 1) after each batch; before, when set, runs
+// ahead of the batch that starts at record n. It reports records per CPU
+// second of the process (garbage collection included) and closes s.
+func Bench(b *testing.B, s operator.Stage, keys, perMs int, before func(n int)) {
 	keyBytes := make([][]byte, keys)
 	for i := range keyBytes {
 		keyBytes[i] = []byte(fmt.Sprintf("user-%06d", i))
@@ -40,7 +37,9 @@ func JoinBench(b *testing.B, keys, perMs int, join func(out *operator.Out, in *o
 			i := n + j
 			recs[j] = abi.Record{Key: keyBytes[(i*7919)%keys], Value: values[i%len(values)], Timestamp: int64(i / perMs)}
 		}
-		in.From(n / batch % 2)
+		if before != nil {
+			before(n)
+		}
 		if err := s.Process(ctx, recs[:m]); err != nil {
 			b.Fatal(err)
 		}
@@ -52,7 +51,16 @@ func JoinBench(b *testing.B, keys, perMs int, join func(out *operator.Out, in *o
 	b.StopTimer()
 	if used := cputime.Process() - cpu; used > 0 {
 		b.ReportMetric(float64(b.N)/(float64(used)/1e9), "records/cpu-s")
-		b.ReportMetric(float64(out.N)/float64(b.N), "pairs/record")
 	}
 	_ = s.Close(ctx)
+}
+
+// JoinBench is Bench for a two-input operator: batches alternate between
+// the left and the right input. It also reports output pairs per input
+// record.
+func JoinBench(b *testing.B, keys, perMs int, join func(out *operator.Out, in *operator.Inputs) operator.Stage) {
+	out := &Count{}
+	in := &operator.Inputs{Split: 1}
+	Bench(b, join(&operator.Out{Max: 1024, Next: out}, in), keys, perMs, func(n int) { in.From(n / 1024 % 2) })
+	b.ReportMetric(float64(out.N)/float64(b.N), "pairs/record")
 }

@@ -1,24 +1,17 @@
 package window
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"testing"
 
-	"wasmstream.io/platform/abi"
-	"wasmstream.io/platform/internal/cputime"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/operator/optest"
 	"wasmstream.io/platform/runtime/plan"
 )
 
-// windowBench drives a window operator with b.N records of keys keys,
-// perMs records per millisecond of event time, in batches of 1024 with a
-// watermark (the largest timestamp - 1) after each batch, into a sink that
-// counts. It reports records per CPU second of the process (GC included).
+// windowBench drives a window operator (a built-in aggregate, or fn) with
+// optest.Bench, into a sink that counts.
 func windowBench(b *testing.B, wp plan.Window, keys, perMs int, fn func(w *Operator, out *operator.Out, policy *operator.ErrorPolicy) windowFunc) {
 	out := &optest.Count{}
 	c := newCounters()
@@ -30,39 +23,7 @@ func windowBench(b *testing.B, wp plan.Window, keys, perMs int, fn func(w *Opera
 	} else {
 		w.fn = fn(w, wo, policy)
 	}
-	keyBytes := make([][]byte, keys)
-	for i := range keyBytes {
-		keyBytes[i] = []byte(fmt.Sprintf("user-%06d", i))
-	}
-	values := make([][]byte, 64)
-	for i := range values {
-		values[i] = []byte(`{"page":"/p","amount":` + strconv.Itoa(i*17%1000) + `}`)
-	}
-	const batch = 1024
-	recs := make([]abi.Record, batch)
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := cputime.Process()
-	for n := 0; n < b.N; {
-		m := min(batch, b.N-n)
-		for j := 0; j < m; j++ {
-			i := n + j
-			recs[j] = abi.Record{Key: keyBytes[(i*7919)%keys], Value: values[i%len(values)], Timestamp: int64(i / perMs)}
-		}
-		if err := w.Process(ctx, recs[:m]); err != nil {
-			b.Fatal(err)
-		}
-		n += m
-		if err := w.Advance(ctx, recs[m-1].Timestamp-1); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	if used := cputime.Process() - cpu; used > 0 {
-		b.ReportMetric(float64(b.N)/(float64(used)/1e9), "records/cpu-s")
-	}
-	_ = w.Close(ctx)
+	optest.Bench(b, w, keys, perMs, nil)
 }
 
 // Keyed tumbling count over 100,000 keys: 100 records per millisecond and
