@@ -13,6 +13,12 @@ import (
 // the WAT upper-case function.
 func BenchmarkCall(b *testing.B) {
 	h, _ := newHost(b, "")
+	benchCallUpper(b, h)
+}
+
+// benchCallUpper runs the upper function of the udf fixture on h over a
+// frame of 1024 records of 100 bytes.
+func benchCallUpper(b *testing.B, h *Host) {
 	m := compileFixture(b, h, "udf")
 	p := newPool(b, m, InstanceConfig{})
 	const records = 1024
@@ -205,24 +211,7 @@ func BenchmarkCallMemory(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			h, _ := newHost(b, "")
 			h.mapMemory = mapped && mapMemoryDefault
-			m := compileFixture(b, h, "udf")
-			p := newPool(b, m, InstanceConfig{})
-			rs := make([]abi.Record, 1024)
-			for i := range rs {
-				rs[i] = abi.Record{Key: []byte("key"), Value: bytes.Repeat([]byte{'a' + byte(i%26)}, 100), Timestamp: int64(i)}
-			}
-			frame := inputFrame(rs...)
-			ctx := context.Background()
-			if _, err := p.Call(ctx, fnUpper, frame); err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(len(frame)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := p.Call(ctx, fnUpper, frame); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchCallUpper(b, h)
 		})
 	}
 }
