@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/internal/wasmbuild"
-	"wasmstream.io/platform/runtime"
 	"wasmstream.io/platform/runtime/operator"
 )
 
@@ -67,17 +65,10 @@ func TestKillNineDeadLetters(t *testing.T) {
 		t.Fatal("publishing timed out")
 	}
 
-	status, body := c.call(http.MethodPost, "/v1/modules", "application/wasm", wasmbuild.UDF(t, "faulty-wat"))
-	if status != http.StatusCreated {
-		t.Fatalf("upload: %d %s", status, body)
-	}
-	var mod runtime.ModuleInfo
-	if err := json.Unmarshal(body, &mod); err != nil {
-		t.Fatal(err)
-	}
+	mod := c.upload(wasmbuild.UDF(t, "faulty-wat"))
 	// The throttle stretches the run over a few seconds, so that the kills
 	// land while dead letters are staged and committed.
-	status, body = c.call(http.MethodPost, "/v1/jobs", "application/yaml", []byte(fmt.Sprintf(`
+	jobID := c.submit(fmt.Sprintf(`
 name: dlq9
 parallelism: 2
 checkpoint: {interval: 200ms, mode: exactly_once}
@@ -88,16 +79,9 @@ udf: {batch_size: 16}
 sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "in.3"], bounded: true}}]
 operators: [{id: m, input: in, map: {module: %s, function: reject}}]
 sinks: [{id: out, input: m, jetstream: {subject: out}, throttle: 500}]
-`, mod.ID)))
-	if status != http.StatusCreated {
-		t.Fatalf("submit: %d %s", status, body)
-	}
-	var job runtime.JobInfo
-	if err := json.Unmarshal(body, &job); err != nil {
-		t.Fatal(err)
-	}
+`, mod.ID))
 
-	js, closeNATS = c.killAtRandom(job.ID, "OUT", uint64(good), 5, js, closeNATS)
+	js, closeNATS = c.killAtRandom(jobID, "OUT", uint64(good), 5, js, closeNATS)
 	defer closeNATS()
 	ts := &testServer{t: t, js: js}
 
@@ -137,7 +121,7 @@ sinks: [{id: out, input: m, jetstream: {subject: out}, throttle: 500}]
 	}
 	ids := map[string]bool{}
 	seqs := map[string]bool{}
-	idPrefix := job.ID + ".$dlq.in."
+	idPrefix := jobID + ".$dlq.in."
 	for _, m := range dead {
 		h := m.Headers()
 		seq := h.Get("Seq")

@@ -128,6 +128,34 @@ func (c *child) call(method, path, contentType string, body []byte) (int, []byte
 	return resp.StatusCode, data
 }
 
+// upload pushes a module to the child and returns it.
+func (c *child) upload(wasm []byte) runtime.ModuleInfo {
+	c.t.Helper()
+	status, body := c.call(http.MethodPost, "/v1/modules", "application/wasm", wasm)
+	if status != http.StatusCreated {
+		c.t.Fatalf("upload: %d %s", status, body)
+	}
+	var mod runtime.ModuleInfo
+	if err := json.Unmarshal(body, &mod); err != nil {
+		c.t.Fatal(err)
+	}
+	return mod
+}
+
+// submit submits a YAML job spec to the child and returns the job's id.
+func (c *child) submit(spec string) string {
+	c.t.Helper()
+	status, body := c.call(http.MethodPost, "/v1/jobs", "application/yaml", []byte(spec))
+	if status != http.StatusCreated {
+		c.t.Fatalf("submit: %d %s", status, body)
+	}
+	var job runtime.JobInfo
+	if err := json.Unmarshal(body, &job); err != nil {
+		c.t.Fatal(err)
+	}
+	return job.ID
+}
+
 func (c *child) job(id string) runtime.JobInfo {
 	c.t.Helper()
 	status, body := c.call(http.MethodGet, "/v1/jobs/"+id, "", nil)
@@ -257,15 +285,8 @@ func TestKillNine(t *testing.T) {
 		}
 	}
 
-	status, body := c.call(http.MethodPost, "/v1/modules", "application/wasm", module)
-	if status != http.StatusCreated {
-		t.Fatalf("upload: %d %s", status, body)
-	}
-	var mod runtime.ModuleInfo
-	if err := json.Unmarshal(body, &mod); err != nil {
-		t.Fatal(err)
-	}
-	status, body = c.call(http.MethodPost, "/v1/jobs", "application/yaml", []byte(fmt.Sprintf(`
+	mod := c.upload(module)
+	jobID := c.submit(fmt.Sprintf(`
 name: kill9
 parallelism: 2
 checkpoint: {interval: 200ms, mode: exactly_once}
@@ -273,16 +294,9 @@ restart: {strategy: fixed_delay, delay: 100ms}
 sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "in.3"], bounded: true}}]
 operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, function: track}}]
 sinks: [{id: out, input: track, jetstream: {subject: out}}]
-`, mod.ID)))
-	if status != http.StatusCreated {
-		t.Fatalf("submit: %d %s", status, body)
-	}
-	var job runtime.JobInfo
-	if err := json.Unmarshal(body, &job); err != nil {
-		t.Fatal(err)
-	}
+`, mod.ID))
 
-	js, closeNATS = c.killAtRandom(job.ID, "OUT", total, 6, js, closeNATS)
+	js, closeNATS = c.killAtRandom(jobID, "OUT", total, 6, js, closeNATS)
 	defer closeNATS()
 	ts := &testServer{t: t, js: js}
 	checkSequences(t, payloadsOf(ts.read("OUT")), keys, perKey)

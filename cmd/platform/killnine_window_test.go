@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -51,17 +49,7 @@ func TestKillNineWindowJob(t *testing.T) {
 			}
 		}
 	}
-	submit := func(out string) string {
-		status, body := c.call(http.MethodPost, "/v1/jobs", "application/yaml", []byte(windowJob(out)))
-		if status != http.StatusCreated {
-			t.Fatalf("submit: %d %s", status, body)
-		}
-		var job runtime.JobInfo
-		if err := json.Unmarshal(body, &job); err != nil {
-			t.Fatal(err)
-		}
-		return job.ID
-	}
+	submit := func(out string) string { return c.submit(windowJob(out)) }
 	uninterrupted := submit("win_a")
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		info := c.job(uninterrupted)
