@@ -100,6 +100,9 @@ type Config struct {
 	Metrics http.Handler
 	// Ready reports why the process cannot serve yet; nil means always ready.
 	Ready func() error
+	// Cluster, in cluster mode, lists the workers and says where requests
+	// about other workers' jobs go (forward.go); nil outside it.
+	Cluster Cluster
 }
 
 type server struct {
@@ -112,6 +115,7 @@ type server struct {
 	ready       func() error
 	auth        *authenticator
 	uploads     *uploadLimiter
+	cluster     Cluster
 
 	readTimeout, uploadReadTimeout time.Duration
 	requestTimeout, uploadTimeout  time.Duration
@@ -140,6 +144,7 @@ func New(cfg Config) http.Handler {
 		maxSpec:     cfg.MaxSpecSize,
 		log:         cfg.Logger,
 		ready:       cfg.Ready,
+		cluster:     cfg.Cluster,
 		auth:        newAuthenticator(tokens),
 		uploads: &uploadLimiter{
 			maxCount: orDefault(cfg.MaxConcurrentUploads, DefaultMaxConcurrentUploads),
@@ -172,7 +177,7 @@ func New(cfg Config) http.Handler {
 		if rt.checkpoints && s.checkpoints == nil {
 			continue
 		}
-		mux.Handle(rt.method+" "+rt.path, rt.handler)
+		mux.Handle(rt.method+" "+rt.path, s.forwarding(rt, rt.handler))
 		served = append(served, rt)
 	}
 	s.openapi = openAPI(served)

@@ -24,6 +24,7 @@ const (
 	insufficientScope
 	tooManyUploads
 	requestTimeout
+	workerUnreachable
 	bodyTimeout
 	noRoute
 	methodNotAllowed
@@ -61,6 +62,7 @@ var catalogue = [numKinds]kindInfo{
 	insufficientScope:    {problemBase + "insufficient-scope", "Insufficient scope", http.StatusForbidden},
 	tooManyUploads:       {problemBase + "too-many-uploads", "Too many uploads", http.StatusServiceUnavailable},
 	requestTimeout:       {problemBase + "request-timeout", "Request timed out", http.StatusServiceUnavailable},
+	workerUnreachable:    {problemBase + "worker-unreachable", "Worker unreachable", http.StatusBadGateway},
 	unauthenticated:      blank(http.StatusUnauthorized),
 	bodyTimeout:          blank(http.StatusRequestTimeout),
 	noRoute:              blank(http.StatusNotFound),

@@ -210,6 +210,9 @@ func TestOpenAPIStatuses(t *testing.T) {
 		op, method, target, body, contentType string
 		token                                 bool // sent to a server with a token, without one
 		notReady, largeBody                   bool
+		// remote: in cluster mode, about a job on a worker that does
+		// not answer.
+		remote bool
 	}
 	wasm, yaml := "application/wasm", "application/yaml"
 	probes := []probe{
@@ -281,7 +284,17 @@ func TestOpenAPIStatuses(t *testing.T) {
 		}
 		probes = append(probes, probe{op: cp.op, method: cp.method, target: "/v1/jobs/ok/" + cp.path, token: true})
 	}
+	for _, p := range probes {
+		if strings.HasPrefix(p.target, "/v1/jobs/ok") || (p.op == "submitJob" && p.body == "ok" && !p.token && !p.largeBody && p.contentType == yaml && !strings.Contains(p.target, "dry_run")) {
+			if !p.token {
+				p.remote = true
+				probes = append(probes, p)
+			}
+		}
+	}
 	probes = append(probes,
+		probe{op: "listWorkers", method: "GET", target: "/v1/workers"},
+		probe{op: "listWorkers", method: "GET", target: "/v1/workers", token: true},
 		probe{op: "getOpenAPI", method: "GET", target: "/v1/openapi.json"},
 		probe{op: "getOpenAPI", method: "GET", target: "/v1/openapi.json", token: true},
 		probe{op: "getJobSchema", method: "GET", target: "/v1/schema/job"},
@@ -311,6 +324,9 @@ func TestOpenAPIStatuses(t *testing.T) {
 		if p.notReady {
 			cfg.Ready = func() error { return errors.New("not yet") }
 		}
+		if p.remote {
+			cfg.Cluster = deadWorker{}
+		}
 		if p.largeBody {
 			cfg.MaxModuleSize, cfg.MaxSpecSize = 1, 1
 		}
@@ -336,6 +352,14 @@ func TestOpenAPIStatuses(t *testing.T) {
 		}
 	}
 }
+
+// deadWorker is a cluster whose every job, and every new job, belongs to a
+// worker that does not answer.
+type deadWorker struct{}
+
+func (deadWorker) Workers(context.Context) ([]runtime.WorkerInfo, error) { return nil, nil }
+func (deadWorker) JobOwner(string) (string, bool)                         { return "http://127.0.0.1:1", true }
+func (deadWorker) PlaceJob() (string, bool)                               { return "http://127.0.0.1:1", true }
 
 // TestDryRun: dry_run=true answers 200 with the plan and starts nothing;
 // an invalid job's problems are listed with their fields and lines.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/runtime"
@@ -97,6 +98,18 @@ var specTypes = []string{"", "application/json", "application/yaml", "applicatio
 
 // routes are every route of the API but the web UI.
 func (s *server) routes(metrics http.Handler) []route {
+	rts := s.routeTable(metrics)
+	// In cluster mode these are forwarded to the worker running the job
+	// (forward.go), which may not answer.
+	for i, rt := range rts {
+		if strings.HasPrefix(rt.path, "/v1/jobs/{id}") || rt.op == "submitJob" {
+			rts[i].kinds = append(rt.kinds, workerUnreachable)
+		}
+	}
+	return rts
+}
+
+func (s *server) routeTable(metrics http.Handler) []route {
 	f := func(h http.HandlerFunc) http.Handler { return h }
 	job := runtime.JobInfo{}
 	return []route{
@@ -125,6 +138,10 @@ func (s *server) routes(metrics http.Handler) []route {
 				{status: 200, doc: "with dry_run=true: the job is valid and would run this", value: runtime.JobPlan{}},
 			},
 			kinds: []kind{invalidRequest, invalidSpec, invalidJob, bodyTooLarge, unsupportedMediaType}},
+		{method: "GET", path: "/v1/workers", op: "listWorkers", summary: "The cluster's workers, their slots and the jobs each runs (empty outside cluster mode)", handler: f(s.workers),
+			ok: []answer{{status: 200, doc: "the workers", value: struct {
+				Workers []runtime.WorkerInfo `json:"workers"`
+			}{}}}},
 		{method: "GET", path: "/v1/jobs", op: "listJobs", summary: "List jobs", handler: f(s.listJobs),
 			ok: []answer{{status: 200, doc: "the jobs", value: struct {
 				Jobs []runtime.JobInfo `json:"jobs"`

@@ -22,10 +22,11 @@ type ObjectStore struct {
 	obs jetstream.ObjectStore
 }
 
-// NewObjectStore opens or creates the bucket.
-func NewObjectStore(ctx context.Context, js jetstream.JetStream, bucket string) (*ObjectStore, error) {
+// NewObjectStore opens or creates the bucket, with replicas copies on a
+// NATS cluster (1 when less).
+func NewObjectStore(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (*ObjectStore, error) {
 	obs, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: bucket, Description: "platform checkpoints and savepoints", Storage: jetstream.FileStorage,
+		Bucket: bucket, Description: "platform checkpoints and savepoints", Storage: jetstream.FileStorage, Replicas: max(replicas, 1),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint store: bucket %s: %w", bucket, err)

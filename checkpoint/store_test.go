@@ -26,7 +26,7 @@ func stores(t *testing.T) map[string]Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	obs, err := NewObjectStore(ctx, js, "CHECKPOINTS")
+	obs, err := NewObjectStore(ctx, js, "CHECKPOINTS", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

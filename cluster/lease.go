@@ -165,13 +165,17 @@ func (m *Member) TakeOver(ctx context.Context, job string) (*Lease, error) {
 	if err := json.Unmarshal(entry.Value(), &old); err != nil {
 		return nil, fmt.Errorf("cluster: lease of job %s: %w", job, err)
 	}
-	// The entry read may be newer than the one the watch judged expired.
+	// Only the revision the watch has seen unchanged for the timeout is
+	// expired: an entry not seen yet (a lease just acquired, whose watch
+	// update has not arrived) or newer than the one seen is fresh.
 	m.mu.Lock()
-	seen := m.leaseSeen[job]
-	m.mu.Unlock()
-	if !seen.gone && seen.rev != 0 && entry.Revision() > seen.rev {
+	seen, ok := m.leaseSeen[job]
+	if !ok || seen.gone || seen.rev != entry.Revision() {
+		m.leaseSeen[job] = seenLease{rec: old, rev: entry.Revision(), at: time.Now()}
+		m.mu.Unlock()
 		return nil, fmt.Errorf("job %s: renewed by %s: %w", job, old.Worker, ErrHeld)
 	}
+	m.mu.Unlock()
 	rec := old
 	rec.Worker, rec.Version, rec.Acquired, rec.Renewed = m.ID(), m.cfg.Worker.Version, now, now
 	if old.Allocated > old.Completed && !slices.Contains(rec.Orphans, old.Allocated) {
@@ -298,7 +302,7 @@ func (l *Lease) loseLocked() {
 	if !l.isLost {
 		l.isLost = true
 		close(l.lost)
-		l.log.Warn("lease lost: another worker runs the job now")
+		l.log.Debug("lease lost")
 	}
 }
 

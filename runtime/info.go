@@ -77,6 +77,8 @@ type JobInfo struct {
 	// Modules are the modules the spec names, each with the id it
 	// resolved to when the job was submitted.
 	Modules []JobModule `json:"modules,omitempty"`
+	// Worker is the id of the worker that runs the job, in cluster mode.
+	Worker string `json:"worker,omitempty"`
 	// Restarts counts the restarts after failures.
 	Restarts int64 `json:"restarts,omitempty"`
 	// Checkpoint summarises the job's checkpoints, when it takes them.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"wasmstream.io/platform/cluster"
 	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/plan"
 )
@@ -46,6 +47,15 @@ type job struct {
 	warnings []string
 	// stopping is the savepoint that is to stop the job (StopJob), if any.
 	stopping *SavepointInfo
+	// moved: in cluster mode, another worker took the job's lease over.
+	moved bool
+
+	// lease is the job's lease in cluster mode (set before start), and
+	// regRev the revision of its registry record this worker last wrote;
+	// persistMu makes the record's writes one at a time.
+	lease     *cluster.Lease
+	persistMu sync.Mutex
+	regRev    uint64
 
 	done chan struct{}
 }
@@ -111,9 +121,28 @@ func (j *job) persist(rec *jobRecord) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := j.mgr.registry.put(ctx, rec); err != nil {
-		j.log.Warn("job registry write failed", "error", err)
+	if j.lease == nil {
+		if err := j.mgr.registry.put(ctx, rec); err != nil {
+			j.log.Warn("job registry write failed", "error", err)
+		}
+		return
 	}
+	// In cluster mode only the lease holder writes the record, with
+	// compare-and-set, so a worker whose lease moved cannot overwrite the
+	// new owner's.
+	j.persistMu.Lock()
+	defer j.persistMu.Unlock()
+	select {
+	case <-j.lease.Lost():
+		return
+	default:
+	}
+	rev, err := j.mgr.registry.update(ctx, rec, j.regRev)
+	if err != nil {
+		j.log.Warn("job registry write failed", "error", err)
+		return
+	}
+	j.regRev = rev
 }
 
 // boundedEnd returns the end of a bounded source, computing it with compute
@@ -191,14 +220,29 @@ func (j *job) markRunning() {
 // failed or finished.
 func (j *job) finish(err error) {
 	j.mu.Lock()
-	cancelled, suspended := j.cancelled, j.suspended
+	cancelled, suspended, moved := j.cancelled, j.suspended, j.moved
 	j.mu.Unlock()
+	if j.lease != nil && !moved {
+		// Released once the record says how the job ended (or that it
+		// still runs, when the worker shuts down): the next owner starts
+		// from there.
+		defer j.mgr.release(j.lease)
+	}
 	switch {
+	case moved:
+		j.mu.Lock()
+		j.st = StateCanceled
+		j.mu.Unlock()
+		j.log.Info("job stopped: it runs on another worker now")
 	case suspended:
 		j.mu.Lock()
 		j.st = StateCanceled
 		j.mu.Unlock()
-		j.log.Info("job suspended for shutdown")
+		if j.lease != nil {
+			j.log.Info("job handed over for shutdown")
+		} else {
+			j.log.Info("job suspended for shutdown")
+		}
 	case cancelled:
 		j.setState(StateCanceled, "")
 		j.log.Info("job canceled")
@@ -246,6 +290,9 @@ func (j *job) cancel(ctx context.Context, suspend bool) error {
 func (j *job) info() JobInfo {
 	j.mu.Lock()
 	info := JobInfo{ID: j.id, Name: j.x.Plan.Job.Name, State: j.st, Created: j.created, Failure: j.failure, Modules: j.refs, Restarts: j.restarts, Warnings: j.warnings}
+	if j.mgr.cluster != nil {
+		info.Worker = j.mgr.cluster.member.ID()
+	}
 	if !j.ended.IsZero() {
 		ended := j.ended
 		info.Ended = &ended

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"errors"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/cluster"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/operator"
@@ -40,7 +42,13 @@ type Config struct {
 	// ago is removed from the registry with its checkpoints (its
 	// savepoints are kept). 0 keeps ended jobs until they are deleted.
 	JobRetention time.Duration
-	Logger       *slog.Logger
+	// Cluster, when set, makes this manager one worker of a cluster on
+	// JetStream (which it needs): it registers itself, runs the jobs whose
+	// leases it holds, and takes over the jobs of workers that die
+	// (cluster.go). Unset, it is the one process of the platform and
+	// resumes every unfinished job of the registry at start.
+	Cluster *cluster.Config
+	Logger  *slog.Logger
 }
 
 // Manager keeps the uploaded modules and runs jobs. Its methods are what the
@@ -51,6 +59,8 @@ type Manager struct {
 
 	// registry persists jobs when the platform has JetStream.
 	registry *registry
+	// cluster is set in cluster mode.
+	cluster *clusterState
 	// checkpoints stores checkpoints and savepoints.
 	checkpoints checkpoint.Store
 
@@ -87,14 +97,25 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	if cfg.JetStream != nil {
-		reg, err := openRegistry(ctx, cfg.JetStream)
+		replicas := 1
+		if cfg.Cluster != nil {
+			replicas = max(replicas, cfg.Cluster.Replicas)
+		}
+		reg, err := openRegistry(ctx, cfg.JetStream, replicas)
 		if err != nil {
 			return nil, err
 		}
 		m.registry = reg
-		if err := m.resume(ctx); err != nil {
+		if cfg.Cluster != nil {
+			if err := m.joinCluster(ctx, *cfg.Cluster); err != nil {
+				return nil, err
+			}
+		} else if err := m.resume(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Cluster != nil && cfg.JetStream == nil {
+		return nil, errors.New("cluster mode needs JetStream")
 	}
 	if cfg.JobRetention > 0 {
 		m.startSweeper(cfg.JobRetention)
@@ -170,16 +191,36 @@ func (m *Manager) submit(ctx context.Context, data []byte, from string, allowNon
 	j.mu.Lock()
 	rec := j.recordLocked()
 	j.mu.Unlock()
-	if m.registry != nil {
-		if err := m.registry.put(ctx, rec); err != nil {
-			m.mu.Lock()
-			delete(m.jobs, j.id)
-			m.mu.Unlock()
-			return JobInfo{}, err
-		}
+	if err := m.register(ctx, j, rec); err != nil {
+		m.mu.Lock()
+		delete(m.jobs, j.id)
+		m.mu.Unlock()
+		return JobInfo{}, err
 	}
 	j.start()
 	return j.info(), nil
+}
+
+// register records a new job in the registry; in cluster mode it first
+// takes the job's lease, so that no other worker runs it.
+func (m *Manager) register(ctx context.Context, j *job, rec *jobRecord) error {
+	if m.registry == nil {
+		return nil
+	}
+	if m.cluster == nil {
+		return m.registry.put(ctx, rec)
+	}
+	lease, err := m.cluster.member.Acquire(ctx, j.id)
+	if err != nil {
+		return err
+	}
+	rev, err := m.registry.update(ctx, rec, 0)
+	if err != nil {
+		m.release(lease)
+		return err
+	}
+	j.own(lease, rev)
+	return nil
 }
 
 // checkConnectors makes sure the job's JetStream parts can work before it
@@ -244,6 +285,11 @@ func (m *Manager) ListJobs(context.Context) ([]JobInfo, error) {
 		out = append(out, rec.info())
 	}
 	m.mu.Unlock()
+	if m.cluster != nil {
+		for _, rec := range m.remoteRecords() {
+			out = append(out, m.remoteInfo(rec))
+		}
+	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Created.Before(out[b].Created) })
 	for _, j := range jobs {
 		out = append(out, j.info())
@@ -260,10 +306,13 @@ func (m *Manager) GetJob(_ context.Context, id string) (JobInfo, error) {
 	m.mu.Lock()
 	rec, ok := m.past[id]
 	m.mu.Unlock()
-	if !ok {
-		return JobInfo{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	if ok {
+		return rec.info(), nil
 	}
-	return rec.info(), nil
+	if rec, ok := m.remoteRecord(id); ok {
+		return m.remoteInfo(rec), nil
+	}
+	return JobInfo{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
 }
 
 // JobSpec returns the spec a job was submitted with, byte for byte, and its
@@ -275,6 +324,8 @@ func (m *Manager) JobSpec(_ context.Context, id string) ([]byte, string, error) 
 	if j, ok := m.jobs[id]; ok {
 		data = j.spec
 	} else if rec, ok := m.past[id]; ok {
+		data = rec.Spec
+	} else if rec, ok := m.remoteRecord(id); ok {
 		data = rec.Spec
 	} else {
 		m.mu.Unlock()
@@ -295,11 +346,14 @@ func (m *Manager) DeleteJob(ctx context.Context, id string, savepoints bool) err
 	j, live := m.jobs[id]
 	_, past := m.past[id]
 	m.mu.Unlock()
+	remote, isRemote := m.remoteRecord(id)
 	switch {
-	case !live && !past:
+	case !live && !past && !isRemote:
 		return fmt.Errorf("job %s: %w", id, ErrNotFound)
 	case live && !j.state().Terminal():
 		return fmt.Errorf("job %s is %s; cancel or stop it first: %w", id, j.state(), ErrNotEnded)
+	case !live && !past && !remote.State.Terminal():
+		return fmt.Errorf("job %s is %s; cancel or stop it first: %w", id, remote.State, ErrNotEnded)
 	}
 	if live {
 		// The job's state is terminal once its run has returned; its
@@ -443,7 +497,8 @@ func (m *Manager) job(id string) (*job, bool) {
 
 // Close stops every running job and waits for them, up to ctx. The registry
 // keeps them as running, so that the next start on the same data resumes
-// them.
+// them; in cluster mode their leases are released and the other workers
+// take them over.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	alreadyClosed := m.closed
@@ -461,6 +516,14 @@ func (m *Manager) Close(ctx context.Context) error {
 		if err := j.cancel(ctx, true); err != nil && err != ErrFinished {
 			return err
 		}
+	}
+	if m.cluster != nil && !alreadyClosed {
+		// Each job's lease was released as it stopped (job.finish), so
+		// the other workers take the jobs over at once.
+		for _, j := range jobs {
+			<-j.done
+		}
+		return m.leaveCluster(ctx)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"time"
 
@@ -49,9 +50,9 @@ type registry struct {
 	kv jetstream.KeyValue
 }
 
-func openRegistry(ctx context.Context, js jetstream.JetStream) (*registry, error) {
+func openRegistry(ctx context.Context, js jetstream.JetStream, replicas int) (*registry, error) {
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: registryBucket, Description: "platform job registry", Storage: jetstream.FileStorage, History: 1,
+		Bucket: registryBucket, Description: "platform job registry", Storage: jetstream.FileStorage, History: 1, Replicas: replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job registry: %w", err)
@@ -104,4 +105,83 @@ func (r *registry) all(ctx context.Context) ([]*jobRecord, error) {
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Created.Before(recs[j].Created) })
 	return recs, nil
+}
+
+// get reads one job's record and its revision.
+func (r *registry) get(ctx context.Context, id string) (*jobRecord, uint64, error) {
+	entry, err := r.kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("job registry: job %s: %w", id, err)
+	}
+	var rec jobRecord
+	if err := json.Unmarshal(entry.Value(), &rec); err != nil {
+		return nil, 0, fmt.Errorf("job registry: job %s: %w", id, err)
+	}
+	return &rec, entry.Revision(), nil
+}
+
+// errRecordMoved: a record changed since the revision its writer last
+// wrote, so another worker owns the job now.
+var errRecordMoved = errors.New("the job's record was written by another worker")
+
+// update writes a record with compare-and-set on rev, the revision its
+// writer last wrote (0: the record must not exist), and returns the new
+// revision. In cluster mode only the job's owner writes its record, so a
+// conflict means ownership moved (errRecordMoved).
+func (r *registry) update(ctx context.Context, rec *jobRecord, rev uint64) (uint64, error) {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return 0, err
+	}
+	if rev == 0 {
+		rev, err = r.kv.Create(ctx, rec.ID, data)
+	} else {
+		rev, err = r.kv.Update(ctx, rec.ID, data, rev)
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return 0, fmt.Errorf("job registry: job %s: %w", rec.ID, errRecordMoved)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("job registry: job %s: %w", rec.ID, err)
+	}
+	return rev, nil
+}
+
+// watch calls saw with every record as it changes (nil when removed) until
+// ctx ends, starting with the current ones.
+func (r *registry) watch(ctx context.Context, log *slog.Logger, saw func(id string, rec *jobRecord)) error {
+	w, err := r.kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("job registry: watch: %w", err)
+	}
+	go func() {
+		defer func() { _ = w.Stop() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil {
+					continue
+				}
+				if e.Operation() != jetstream.KeyValuePut {
+					saw(e.Key(), nil)
+					continue
+				}
+				var rec jobRecord
+				if err := json.Unmarshal(e.Value(), &rec); err != nil {
+					log.Warn("unreadable job record", "job", e.Key(), "error", err)
+					continue
+				}
+				saw(e.Key(), &rec)
+			}
+		}
+	}()
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/viper"
 
 	"wasmstream.io/platform/api"
+	"wasmstream.io/platform/cluster"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exchange"
 	"wasmstream.io/platform/runtime/exec"
@@ -54,6 +56,27 @@ type config struct {
 	// MemoryBudget bounds the linear memory of all Wasm instances
 	// together (host.memory_budget); 0 takes host.DefaultMemoryBudget.
 	MemoryBudget int64
+	// Cluster is the cluster.* keys, used in cluster mode.
+	Cluster clusterConfig
+}
+
+// clusterConfig are the cluster.* keys.
+type clusterConfig struct {
+	// WorkerID names this worker (default: the host name and a random
+	// suffix, new at each start).
+	WorkerID string
+	// Slots is how many subtasks' worth of jobs the worker takes
+	// (default: its core count).
+	Slots int
+	// WorkerTimeout declares a worker dead, and its jobs' leases expired,
+	// after this long without a heartbeat.
+	WorkerTimeout time.Duration
+	// AdvertiseURL is the base URL other workers reach this one's API at
+	// (default: from http.addr).
+	AdvertiseURL string
+	// Replicas of the platform's buckets (registry, leases, workers,
+	// modules, checkpoints): 3 on a cluster of three NATS nodes.
+	Replicas int
 }
 
 // apiLimits are the api.* bounds of requests.
@@ -76,9 +99,9 @@ func (c config) apiTokens() []api.Token {
 }
 
 // clusterMode says whether this process shares its NATS with other
-// platform processes. There is no cluster mode yet; once there is, the
-// platform's NATS must always require credentials, whatever api.token says.
-func (c config) clusterMode() bool { return false }
+// platform processes: it does whenever NATS is external (nats.url). The
+// embedded server is one process's own.
+func (c config) clusterMode() bool { return c.NATSURL != "" }
 
 // embeddedNATSAuth says whether the embedded NATS server requires the
 // credentials the platform generates: with API authentication on (an open
@@ -102,7 +125,7 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.String("log.format", "text", "log format: text or json")
 	f.String("log.level", "info", "log level: debug, info, warn or error")
 	f.Duration("jobs.retention", defaultJobRetention, "ended jobs older than this are removed with their checkpoints (savepoints kept); 0s keeps them")
-	f.String("checkpoint.store", "dir", "where checkpoints and savepoints go: dir (data_dir/checkpoints) or jetstream (object store bucket PLATFORM_CHECKPOINTS)")
+	f.String("checkpoint.store", "", "where checkpoints and savepoints go: dir (data_dir/checkpoints) or jetstream (object store bucket PLATFORM_CHECKPOINTS); empty: dir, or jetstream in cluster mode (nats.url set)")
 	f.Int("api.max_concurrent_uploads", api.DefaultMaxConcurrentUploads, "module uploads in progress at once; more are answered 503 with Retry-After")
 	f.Int64("api.upload_bytes_in_flight", api.DefaultUploadBytesInFlight, "bytes the bodies of the uploads in progress may hold together")
 	f.Duration("api.read_timeout", api.DefaultReadTimeout, "time a request body may take to arrive (408 after)")
@@ -124,6 +147,11 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.Int("budgets.exchange_buffer_size", exchange.DefaultBufferSize, "bytes of one exchange buffer")
 	f.Int("budgets.exchange_exclusive_buffers", exchange.DefaultExclusivePerChannel, "exclusive buffers (credits) of each exchange input channel")
 	f.Int("budgets.exchange_floating_buffers", exchange.DefaultFloatingPerGate, "floating buffers of each task's exchange input gate")
+	f.String("cluster.worker_id", "", "cluster mode: this worker's id; empty: the host name and a random suffix")
+	f.Int("cluster.slots", 0, "cluster mode: subtasks' worth of jobs this worker takes; 0: its core count")
+	f.Duration("cluster.worker_timeout", cluster.DefaultTimeout, "cluster mode: a worker without a heartbeat this long is dead and its jobs move to live workers")
+	f.String("cluster.advertise_url", "", "cluster mode: base URL other workers reach this one's API at; empty: from http.addr")
+	f.Int("cluster.replicas", 1, "cluster mode: replicas of the platform's buckets (registry, leases, workers, modules, checkpoints); 3 on three NATS nodes")
 	f.Int64("host.memory_budget", 0, "bytes of linear memory all Wasm instances may hold together; 0: half of the machine's memory, or of the cgroup's limit when lower")
 	return func() (config, error) {
 		v.SetEnvPrefix("PLATFORM")
@@ -180,6 +208,13 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 				ExchangeFloating:   v.GetInt("budgets.exchange_floating_buffers"),
 			},
 			MemoryBudget: v.GetInt64("host.memory_budget"),
+			Cluster: clusterConfig{
+				WorkerID:      v.GetString("cluster.worker_id"),
+				Slots:         v.GetInt("cluster.slots"),
+				WorkerTimeout: v.GetDuration("cluster.worker_timeout"),
+				AdvertiseURL:  v.GetString("cluster.advertise_url"),
+				Replicas:      v.GetInt("cluster.replicas"),
+			},
 		}
 		if err := c.Budgets.Check(); err != nil {
 			return config{}, err
@@ -206,8 +241,17 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 		if _, err := c.NATSAuth.Options(); err != nil {
 			return config{}, fmt.Errorf("nats: %w", err)
 		}
+		if c.CheckpointStore == "" {
+			c.CheckpointStore = "dir"
+			if c.clusterMode() {
+				c.CheckpointStore = "jetstream"
+			}
+		}
 		if c.CheckpointStore != "dir" && c.CheckpointStore != "jetstream" {
 			return config{}, fmt.Errorf("checkpoint.store: %q is not dir or jetstream", c.CheckpointStore)
+		}
+		if err := c.Cluster.check(); err != nil {
+			return config{}, err
 		}
 		if c.JobRetention < 0 {
 			return config{}, fmt.Errorf("jobs.retention: %s is negative; 0s keeps ended jobs", c.JobRetention)
@@ -229,7 +273,8 @@ var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.
 	"nats.creds", "nats.user", "nats.password", "nats.tls.ca", "nats.tls.cert", "nats.tls.key",
 	"budgets.keyed_state", "budgets.window_contents", "budgets.in_flight", "budgets.sink_staging",
 	"budgets.exchange_buffer_size", "budgets.exchange_exclusive_buffers", "budgets.exchange_floating_buffers",
-	"host.memory_budget"}
+	"host.memory_budget",
+	"cluster.worker_id", "cluster.slots", "cluster.worker_timeout", "cluster.advertise_url", "cluster.replicas"}
 
 // tokenEntry is one entry of api.tokens.
 type tokenEntry struct {
@@ -270,6 +315,25 @@ func tokensOf(v *viper.Viper) ([]api.Token, error) {
 		tokens[i] = api.Token{Name: name, Secret: e.Token, Scope: scope}
 	}
 	return tokens, nil
+}
+
+// check refuses cluster.* values that cannot work.
+func (c clusterConfig) check() error {
+	switch {
+	case c.Slots < 0:
+		return fmt.Errorf("cluster.slots: must not be negative, got %d", c.Slots)
+	case c.WorkerTimeout < 100*time.Millisecond:
+		return fmt.Errorf("cluster.worker_timeout: %s is too short; at least 100ms", c.WorkerTimeout)
+	case c.Replicas < 1 || c.Replicas > 5:
+		return fmt.Errorf("cluster.replicas: %d is not between 1 and 5", c.Replicas)
+	}
+	if c.AdvertiseURL != "" {
+		u, err := neturl.Parse(c.AdvertiseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("cluster.advertise_url: %q is not an http(s) URL with a host", c.AdvertiseURL)
+		}
+	}
+	return nil
 }
 
 // check refuses negative bounds.

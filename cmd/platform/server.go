@@ -17,6 +17,7 @@ import (
 
 	"wasmstream.io/platform/api"
 	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/cluster"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime"
@@ -107,16 +108,6 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 	if err != nil {
 		return s, err
 	}
-	var store checkpoint.Store
-	if cfg.CheckpointStore == "jetstream" {
-		if store, err = checkpoint.NewObjectStore(ctx, js, checkpointBucket); err != nil {
-			return s, fmt.Errorf("checkpoint.store: %w", err)
-		}
-	}
-	s.manager, err = runtime.NewManager(ctx, runtime.Config{DataDir: cfg.DataDir, Host: s.host, JetStream: js, Checkpoints: store, Logger: log, Budgets: cfg.Budgets, JobRetention: cfg.JobRetention})
-	if err != nil {
-		return s, err
-	}
 	var tlsConfig *tls.Config
 	if cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
@@ -125,9 +116,28 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	// The listener comes before the manager: a worker registers the
+	// address it serves at when it joins a cluster.
 	s.listener, err = net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return s, fmt.Errorf("http.addr: %w", err)
+	}
+	replicas := 1
+	var clusterCfg *cluster.Config
+	if cfg.clusterMode() {
+		replicas = cfg.Cluster.Replicas
+		clusterCfg = workerConfig(cfg, s.listener.Addr(), tlsConfig != nil, log)
+	}
+	var store checkpoint.Store
+	if cfg.CheckpointStore == "jetstream" {
+		if store, err = checkpoint.NewObjectStore(ctx, js, checkpointBucket, replicas); err != nil {
+			return s, fmt.Errorf("checkpoint.store: %w", err)
+		}
+	}
+	s.manager, err = runtime.NewManager(ctx, runtime.Config{DataDir: cfg.DataDir, Host: s.host, JetStream: js, Checkpoints: store, Logger: log,
+		Budgets: cfg.Budgets, JobRetention: cfg.JobRetention, Cluster: clusterCfg})
+	if err != nil {
+		return s, err
 	}
 	handler := api.New(api.Config{
 		Modules: s.manager, Jobs: s.manager, Checkpoints: s.manager, Tokens: cfg.apiTokens(),
@@ -139,6 +149,7 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 		RequestTimeout:       cfg.Limits.RequestTimeout,
 		UploadTimeout:        cfg.Limits.UploadTimeout,
 		Metrics:              api.MetricsHandler(version, s.manager.Collector()),
+		Cluster:              s.manager,
 		Ready: func() error {
 			if !s.nc.IsConnected() {
 				return errors.New("not connected to NATS")
