@@ -358,8 +358,8 @@ func TestOpenAPIStatuses(t *testing.T) {
 type deadWorker struct{}
 
 func (deadWorker) Workers(context.Context) ([]runtime.WorkerInfo, error) { return nil, nil }
-func (deadWorker) JobOwner(string) (string, bool)                         { return "http://127.0.0.1:1", true }
-func (deadWorker) PlaceJob() (string, bool)                               { return "http://127.0.0.1:1", true }
+func (deadWorker) JobOwner(string) (string, bool)                        { return "http://127.0.0.1:1", true }
+func (deadWorker) PlaceJob() (string, bool)                              { return "http://127.0.0.1:1", true }
 
 // TestDryRun: dry_run=true answers 200 with the plan and starts nothing;
 // an invalid job's problems are listed with their fields and lines.

@@ -238,4 +238,3 @@ func TestJoinRefusesBadConfig(t *testing.T) {
 		})
 	}
 }
-

@@ -3,9 +3,9 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"errors"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
