@@ -298,10 +298,15 @@ func (m *Member) Addr(id string) (string, bool) {
 }
 
 // Leave stops heartbeating and watching and removes this worker's
-// registration, so that others see it gone at once.
+// registration, so that others see it gone at once. It waits at most the
+// timeout for NATS.
 func (m *Member) Leave(ctx context.Context) error {
 	m.stop()
 	m.done.Wait()
+	// With NATS gone the entry cannot be removed; it then ages out, and
+	// the worker counts as dead after the timeout.
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
+	defer cancel()
 	if err := m.workers.Delete(ctx, m.cfg.Worker.ID); err != nil {
 		return fmt.Errorf("cluster: leave: %w", err)
 	}

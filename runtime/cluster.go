@@ -253,7 +253,7 @@ func (m *Manager) forget(j *job) {
 
 // release gives a lease up, logging a failure: the lease then expires.
 func (m *Manager) release(lease *cluster.Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), m.cluster.member.Timeout())
 	defer cancel()
 	if err := lease.Release(ctx); err != nil {
 		m.log.Warn("lease not released; it expires instead", "job", lease.Job(), "error", err)
