@@ -1,0 +1,156 @@
+package runtime
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/cluster"
+)
+
+const clusterTestTimeout = 500 * time.Millisecond
+
+// genJob runs until cancelled and checkpoints every 200 ms.
+const genJob = `name: gen
+parallelism: 2
+checkpoint: {interval: 200ms}
+sources:
+  - id: clicks
+    generator: {kind: clicks, rate: 200, count: 100000000, keys: 50}
+sinks:
+  - id: out
+    input: clicks
+    discard: true
+`
+
+// newWorker is a manager in cluster mode on js, with the checkpoint store
+// all workers share.
+func newWorker(t *testing.T, js jetstream.JetStream, id string, slots int) *Manager {
+	t.Helper()
+	ctx := context.Background()
+	store, err := checkpoint.NewObjectStore(ctx, js, "CLUSTER_TEST_CHECKPOINTS", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(ctx, Config{
+		DataDir: t.TempDir(), Host: newTestHost(t), JetStream: js, Checkpoints: store,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Cluster: &cluster.Config{
+			Worker:  cluster.Worker{ID: id, Addr: "http://" + id, Slots: slots, Version: "v1", Started: time.Now()},
+			Timeout: clusterTestTimeout,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m
+}
+
+// runsOn says which of the managers run job id.
+func runsOn(id string, ms ...*Manager) []int {
+	var on []int
+	for i, m := range ms {
+		if j, ok := m.job(id); ok && !j.state().Terminal() {
+			on = append(on, i)
+		}
+	}
+	return on
+}
+
+func TestClusterJobRunsOnOneWorkerAndListsEverywhere(t *testing.T) {
+	ctx := context.Background()
+	js := newTestJetStream(t)
+	a := newWorker(t, js, "a", 4)
+	b := newWorker(t, js, "b", 4)
+	info, err := a.SubmitJob(ctx, []byte(genJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on := runsOn(info.ID, a, b); len(on) != 1 || on[0] != 0 {
+		t.Fatalf("the job runs on %v, want only on a", on)
+	}
+	waitFor(t, "b lists the job as a's", func() bool {
+		got, err := b.GetJob(ctx, info.ID)
+		return err == nil && got.Worker == "a" && got.State == StateRunning
+	})
+	if addr, ok := b.JobOwner(info.ID); !ok || addr != "http://a" {
+		t.Fatalf("b.JobOwner = %q, %v; want http://a", addr, ok)
+	}
+	if _, ok := a.JobOwner(info.ID); ok {
+		t.Fatal("a runs the job: nothing to forward")
+	}
+	// a now uses 2 of its 4 slots: the next job belongs on b.
+	waitFor(t, "b is placed next", func() bool { addr, ok := a.PlaceJob(); return ok && addr == "http://b" })
+	ws, err := b.Workers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 2 || len(ws[0].Jobs) != 1 || ws[0].Jobs[0] != info.ID || len(ws[1].Jobs) != 0 {
+		t.Fatalf("workers = %+v", ws)
+	}
+}
+
+func TestClusterHandsJobsOverOnClose(t *testing.T) {
+	ctx := context.Background()
+	js := newTestJetStream(t)
+	a := newWorker(t, js, "a", 4)
+	b := newWorker(t, js, "b", 4)
+	info, err := a.SubmitJob(ctx, []byte(genJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a checkpoint", func() bool {
+		got, _ := a.GetJob(ctx, info.ID)
+		return got.Checkpoint != nil && got.Checkpoint.Completed >= 2
+	})
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "b runs the job", func() bool { on := runsOn(info.ID, b); return len(on) == 1 })
+	j, _ := b.job(info.ID)
+	waitFor(t, "b restores a's checkpoint", func() bool {
+		cp := j.x.Checkpoints.Info()
+		return cp != nil && cp.Restored != nil && cp.Restored.Checkpoint >= 2
+	})
+}
+
+func TestClusterWorkersStartedAtOnceRunAJobOnce(t *testing.T) {
+	ctx := context.Background()
+	js := newTestJetStream(t)
+	// A job whose worker died before any other started: a record in the
+	// registry and a lease nobody renews.
+	first := newWorker(t, js, "first", 4)
+	info, err := first.SubmitJob(ctx, []byte(genJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _ := first.job(info.ID)
+	first.cluster.stop()
+	<-first.cluster.done
+	j.lease.Forget()
+	// Three workers start at once; the lease expires under all of them.
+	ms := make([]*Manager, 3)
+	var wg sync.WaitGroup
+	for i := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ms[i] = newWorker(t, js, string(rune('x'+i)), 4)
+		}()
+	}
+	wg.Wait()
+	waitFor(t, "a worker takes the job", func() bool { return len(runsOn(info.ID, ms...)) > 0 })
+	// Watch for a while: never two at once.
+	for end := time.Now().Add(4 * clusterTestTimeout); time.Now().Before(end); time.Sleep(clusterTestTimeout / 20) {
+		if on := runsOn(info.ID, ms...); len(on) > 1 {
+			t.Fatalf("the job runs on %v at once", on)
+		}
+	}
+}
