@@ -58,10 +58,17 @@ func Connect(ctx context.Context, url, name string, opts ...nats.Option) (*nats.
 // EnsureStream creates the file-backed stream name capturing subjects, or
 // updates its subjects when it exists.
 func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subjects ...string) error {
+	return EnsureReplicatedStream(ctx, js, name, 1, subjects...)
+}
+
+// EnsureReplicatedStream is EnsureStream with replicas copies of the stream
+// on a NATS cluster.
+func EnsureReplicatedStream(ctx context.Context, js jetstream.JetStream, name string, replicas int, subjects ...string) error {
 	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:     name,
 		Subjects: subjects,
 		Storage:  jetstream.FileStorage,
+		Replicas: max(replicas, 1),
 	})
 	if err != nil {
 		return fmt.Errorf("connector: ensure stream %q with subjects %q: %w", name, subjects, err)

@@ -61,7 +61,10 @@ func natsFlag(cmd *cobra.Command, persistent bool) func(ctx context.Context) (*n
 func newStreamCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "stream", Short: "Create and list JetStream streams (the platform never creates user streams)"}
 	connect := natsFlag(cmd, true)
-	var subjects []string
+	var (
+		subjects []string
+		replicas int
+	)
 	add := &cobra.Command{
 		Use:   "add NAME --subjects S[,S...]",
 		Short: "Create a file-backed stream NAME capturing the subjects (or update its subjects)",
@@ -72,7 +75,7 @@ func newStreamCommand() *cobra.Command {
 				return err
 			}
 			defer nc.Close()
-			if err := connector.EnsureStream(cmd.Context(), js, args[0], subjects...); err != nil {
+			if err := connector.EnsureReplicatedStream(cmd.Context(), js, args[0], replicas, subjects...); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "stream %s: subjects %s\n", args[0], strings.Join(subjects, ", "))
@@ -80,6 +83,7 @@ func newStreamCommand() *cobra.Command {
 		},
 	}
 	add.Flags().StringSliceVar(&subjects, "subjects", nil, "subjects the stream captures (repeat or separate with commas; wildcards * and >)")
+	add.Flags().IntVar(&replicas, "replicas", 1, "copies of the stream on a NATS cluster (3 on three nodes)")
 	_ = add.MarkFlagRequired("subjects")
 	ls := &cobra.Command{
 		Use:   "ls",
