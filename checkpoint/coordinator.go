@@ -142,8 +142,9 @@ func (c *Coordinator) Savepoint(stop bool) (int64, error) {
 	b := Barrier{ID: c.nextID, Kind: KindSavepoint, Stop: stop}
 	c.nextID++
 	c.savepoints = append(c.savepoints, b)
-	c.mu.Unlock()
+	// In the history before Run can take it off the queue and end it.
 	c.cfg.History.begin(Stats{ID: b.ID, Kind: KindSavepoint, Triggered: time.Now().UTC(), Stop: stop})
+	c.mu.Unlock()
 	c.poke()
 	return b.ID, nil
 }
