@@ -45,6 +45,9 @@ type Config struct {
 	// History records every checkpoint; it outlives the coordinator.
 	History *History
 	Logger  *slog.Logger
+	// Fence, when set, records each checkpoint's trigger and completion
+	// for the job (cluster mode); nil lets every checkpoint through.
+	Fence Fence
 }
 
 // Coordinator triggers a job's checkpoints one at a time, collects the
@@ -142,8 +145,9 @@ func (c *Coordinator) Savepoint(stop bool) (int64, error) {
 	b := Barrier{ID: c.nextID, Kind: KindSavepoint, Stop: stop}
 	c.nextID++
 	c.savepoints = append(c.savepoints, b)
-	c.mu.Unlock()
+	// In the history before Run can take it off the queue and end it.
 	c.cfg.History.begin(Stats{ID: b.ID, Kind: KindSavepoint, Triggered: time.Now().UTC(), Stop: stop})
+	c.mu.Unlock()
 	c.poke()
 	return b.ID, nil
 }
@@ -258,12 +262,21 @@ func (c *Coordinator) step(ctx context.Context) time.Time {
 	}
 	c.requested = false
 	c.lastTrigger = now
-	p = &pending{b: b, started: now, acked: map[string]bool{}, blobs: map[string]Blob{}}
-	c.pending = p
 	c.mu.Unlock()
 	if b.Kind == KindCheckpoint {
 		c.cfg.History.begin(Stats{ID: b.ID, Kind: b.Kind, Triggered: now.UTC()})
 	}
+	// The fence is asked with no checkpoint in progress: until it agrees,
+	// no task may take this one.
+	if err := c.fenceTrigger(ctx, b); err != nil {
+		c.record(b, now, err)
+		// A queued savepoint may be next.
+		return time.Now()
+	}
+	p = &pending{b: b, started: now, acked: map[string]bool{}, blobs: map[string]Blob{}}
+	c.mu.Lock()
+	c.pending = p
+	c.mu.Unlock()
 	c.tasks.Trigger(b)
 	return now
 }
@@ -333,6 +346,10 @@ func (c *Coordinator) complete(ctx context.Context, p *pending) {
 		c.fail(p, c.failure(p, ReasonStorageFailure, fmt.Errorf("write metadata: %w", err)))
 		return
 	}
+	if err := c.fenceComplete(ctx, p.b.ID); err != nil {
+		c.fail(p, err)
+		return
+	}
 	c.mu.Lock()
 	c.lastEnd = time.Now()
 	c.mu.Unlock()
@@ -351,14 +368,19 @@ func (c *Coordinator) failure(p *pending, reason FailureReason, err error) *Fail
 	return &FailureError{Reason: reason, Checkpoint: p.b.ID, Err: err}
 }
 
-// fail abandons p for err.
+// fail abandons p for err and tells the tasks.
 func (c *Coordinator) fail(p *pending, err *FailureError) {
+	c.record(p.b, p.started, err)
+	c.tasks.Notify(p.b.ID, false)
+}
+
+// record notes that checkpoint b, triggered at started, failed for err.
+func (c *Coordinator) record(b Barrier, started time.Time, err *FailureError) {
 	c.mu.Lock()
 	c.lastEnd = time.Now()
 	c.mu.Unlock()
-	c.cfg.History.end(p.b.ID, func(s *Stats) { s.failed(time.Since(p.started), err) })
-	c.log.Warn("checkpoint failed", "checkpoint", p.b.ID, "kind", p.b.Kind, "reason", err.Reason, "error", err)
-	c.tasks.Notify(p.b.ID, false)
+	c.cfg.History.end(b.ID, func(s *Stats) { s.failed(time.Since(started), err) })
+	c.log.Warn("checkpoint failed", "checkpoint", b.ID, "kind", b.Kind, "reason", err.Reason, "error", err)
 }
 
 // shutdown abandons what is in progress when the run ends.

@@ -35,6 +35,12 @@ const (
 	// ReasonJobNotRunning: a savepoint was requested of a run that has
 	// already stopped.
 	ReasonJobNotRunning
+	// ReasonFenced: the job's fence (its lease, in cluster mode) refused
+	// to record the checkpoint's trigger or completion: the job's lease has
+	// moved to another process, or the record could not be written. A
+	// refused trigger sends no barrier; a refused completion does not
+	// count, and its metadata and blobs are deleted.
+	ReasonFenced
 	numReasons
 )
 
@@ -45,6 +51,7 @@ var reasonNames = [numReasons]string{
 	ReasonInFlightTooLarge: "in_flight_too_large",
 	ReasonJobStopped:       "job_stopped",
 	ReasonJobNotRunning:    "job_not_running",
+	ReasonFenced:           "fenced",
 }
 
 // FailureReasons lists every reason, in declaration order.

@@ -13,7 +13,7 @@ import (
 // TestFailureReasonNames: every reason has a distinct snake_case name that
 // survives a JSON round trip, and the zero value has none.
 func TestFailureReasonNames(t *testing.T) {
-	want := []string{"expired", "task_failure", "storage_failure", "in_flight_too_large", "job_stopped", "job_not_running"}
+	want := []string{"expired", "task_failure", "storage_failure", "in_flight_too_large", "job_stopped", "job_not_running", "fenced"}
 	reasons := FailureReasons()
 	if len(reasons) != len(want) {
 		t.Fatalf("%d reasons %v, want %d", len(reasons), reasons, len(want))

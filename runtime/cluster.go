@@ -215,7 +215,9 @@ func (m *Manager) runLeased(ctx context.Context, rec *jobRecord, rev uint64, lea
 // the lease moves.
 func (j *job) own(lease *cluster.Lease, rev uint64) {
 	j.lease, j.regRev = lease, rev
-	// LINEAGE: j.x.Checkpoints.Lineage = lease, once exec has it.
+	if j.x.Checkpoints != nil {
+		j.x.Checkpoints.Lineage = lease
+	}
 	go func() {
 		select {
 		case <-lease.Lost():

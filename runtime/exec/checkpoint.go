@@ -34,6 +34,10 @@ type Checkpoints struct {
 	AllowNonRestored bool
 	// Log gets the warnings of checkpoints a restore passes over.
 	Log *slog.Logger
+	// Lineage, in cluster mode, fences the checkpoints of every run and
+	// tells which stored ones are the job's own; nil when one process runs
+	// the job.
+	Lineage Lineage
 
 	mu       sync.Mutex
 	coord    *checkpoint.Coordinator
@@ -138,19 +142,24 @@ func (c *Checkpoints) Info() *CheckpointInfo {
 // the reason and the next older one is tried; when none is usable the
 // error is a *RestoreError, which fails the job. Ids of corrupt checkpoints
 // are not taken again, so that a sink's message ids of output they may
-// have committed are never reused.
+// have committed are never reused. With a Lineage, the job's checkpoints
+// that do not count in it are passed over silently (see own); the
+// savepoint the job was submitted from is restored regardless.
 func (c *Checkpoints) latest(ctx context.Context, job string) (*RestoreSet, error) {
 	all, err := c.Store.List(ctx, job)
 	var listed *checkpoint.ListError
 	if err != nil && !errors.As(err, &listed) {
 		return nil, fmt.Errorf("job %s: find the latest checkpoint: %w", job, err)
 	}
-	var skipped []error
+	var corrupt []*checkpoint.CorruptError
 	if listed != nil {
-		for _, bad := range listed.Corrupt {
-			c.skip(job, &checkpoint.Metadata{Job: job, ID: bad.ID}, bad)
-			skipped = append(skipped, bad)
-		}
+		corrupt = listed.Corrupt
+	}
+	all, corrupt = c.own(job, all, corrupt)
+	var skipped []error
+	for _, bad := range corrupt {
+		c.skip(job, &checkpoint.Metadata{Job: job, ID: bad.ID}, bad)
+		skipped = append(skipped, bad)
 	}
 	try := func(r *RestoreSet) (bool, error) {
 		err := r.usable(ctx)
@@ -199,8 +208,8 @@ func (c *Checkpoints) latest(ctx context.Context, job string) (*RestoreSet, erro
 		return nil, nil
 	}
 	newest := int64(0)
-	if listed != nil {
-		newest = listed.Corrupt[len(listed.Corrupt)-1].ID
+	if len(corrupt) > 0 {
+		newest = corrupt[len(corrupt)-1].ID
 	}
 	if len(all) > 0 {
 		newest = max(newest, all[len(all)-1].ID)

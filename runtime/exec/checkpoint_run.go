@@ -50,6 +50,8 @@ func (r *checkpointRun) start(ctx context.Context, tasks []*Task, nextID int64) 
 	r.coord = checkpoint.NewCoordinator(checkpoint.Config{
 		Job: r.j.ID, Interval: cfg.Interval.Duration, Timeout: cfg.Timeout.Duration, MinPause: cfg.MinPause.Duration,
 		Retain: cfg.Retain, Store: r.cp.Store, Tasks: names, NextID: nextID, History: r.cp.History, Logger: r.j.Log,
+		// A nil Lineage is a nil Fence.
+		Fence: r.cp.Lineage,
 	}, r)
 	r.cp.mu.Lock()
 	r.cp.coord = r.coord

@@ -94,17 +94,12 @@ func (j *Job) runOnce(ctx context.Context) error {
 			return err
 		}
 		run = j.newCheckpointRun()
-		cp.mu.Lock()
-		nextID = max(nextID, cp.nextID)
-		cp.mu.Unlock()
 		if restore != nil {
 			if err := restore.Check(j.Plan); err != nil {
 				return err
 			}
-			if restore.meta.Job == j.ID {
-				nextID = max(nextID, restore.meta.ID+1)
-			}
 		}
+		nextID = cp.firstID(j.ID, restore)
 	}
 	began := time.Now()
 	tasks, err := j.build(ctx, run, restore)
