@@ -201,15 +201,25 @@ func TestLeaseRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := la.Trigger(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := la.Complete(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "b sees the lease", func() bool { return b.Lease("job1").Held })
 	if err := la.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Released, the lease is takeable at once, without waiting out the
-	// timeout.
+	// timeout, and keeps the lineage.
 	eventually(t, "b sees it released", func() bool { st := b.Lease("job1"); return !st.Held && st.Expired })
-	if _, err := b.TakeOver(ctx, "job1"); err != nil {
+	lb, err := b.TakeOver(ctx, "job1")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !lb.Counts(1) || lb.NextID() != 2 {
+		t.Errorf("lineage lost on release: Counts(1) = %v, NextID = %d", lb.Counts(1), lb.NextID())
 	}
 	select {
 	case <-la.Lost():

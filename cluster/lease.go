@@ -35,7 +35,8 @@ var (
 // job has had, so that a new owner never takes an id an earlier one used
 // and never restores a checkpoint an earlier one did not complete.
 type LeaseRecord struct {
-	Job      string    `json:"job"`
+	Job string `json:"job"`
+	// Worker holds the lease; empty once released.
 	Worker   string    `json:"worker"`
 	Version  string    `json:"version"`
 	Acquired time.Time `json:"acquired"`
@@ -111,6 +112,9 @@ func (m *Member) Lease(job string) LeaseState {
 	if !ok || s.gone {
 		return LeaseState{Expired: true}
 	}
+	if s.rec.Worker == "" {
+		return LeaseState{Expired: true, Version: s.rec.Version}
+	}
 	return LeaseState{Held: true, Holder: s.rec.Worker, Version: s.rec.Version, Expired: time.Since(s.at) >= m.cfg.Timeout}
 }
 
@@ -120,7 +124,7 @@ func (m *Member) Holders() map[string]string {
 	defer m.mu.Unlock()
 	out := make(map[string]string, len(m.leaseSeen))
 	for job, s := range m.leaseSeen {
-		if !s.gone {
+		if !s.gone && s.rec.Worker != "" {
 			out[job] = s.rec.Worker
 		}
 	}
@@ -170,7 +174,7 @@ func (m *Member) TakeOver(ctx context.Context, job string) (*Lease, error) {
 	// update has not arrived) or newer than the one seen is fresh.
 	m.mu.Lock()
 	seen, ok := m.leaseSeen[job]
-	if !ok || seen.gone || seen.rev != entry.Revision() {
+	if old.Worker != "" && (!ok || seen.gone || seen.rev != entry.Revision()) {
 		m.leaseSeen[job] = seenLease{rec: old, rev: entry.Revision(), at: time.Now()}
 		m.mu.Unlock()
 		return nil, fmt.Errorf("job %s: renewed by %s: %w", job, old.Worker, ErrHeld)
@@ -330,26 +334,33 @@ func (l *Lease) NextID() int64 {
 	return l.rec.Allocated + 1
 }
 
-// Release gives the lease up: the entry is deleted (only if this worker
-// still holds it), so that another worker may take the job at once.
+// Release gives the lease up, if this worker still holds it, so that
+// another worker may take the job at once: the entry stays, with no holder,
+// because it carries the job's checkpoint lineage.
 func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	if l.released {
 		l.mu.Unlock()
 		return nil
 	}
-	l.released = true
 	close(l.stop)
-	lost, rev := l.isLost, l.rev
 	l.mu.Unlock()
 	<-l.done
+	err := l.update(ctx, func(r *LeaseRecord) { r.Worker, r.Renewed = "", time.Now().UTC() })
+	l.mu.Lock()
+	l.released = true
+	l.mu.Unlock()
 	l.m.unhold(l)
-	if lost {
-		return nil
-	}
-	err := l.m.leases.Delete(ctx, l.rec.Job, jetstream.LastRevision(rev))
-	if err != nil && !isConflict(err) {
+	if err != nil && !errors.Is(err, ErrLost) {
 		return fmt.Errorf("cluster: release the lease of job %s: %w", l.rec.Job, err)
+	}
+	return nil
+}
+
+// Remove deletes the lease entry of a job that has ended and is deleted.
+func (m *Member) Remove(ctx context.Context, job string) error {
+	if err := m.leases.Purge(ctx, job); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("cluster: remove the lease of job %s: %w", job, err)
 	}
 	return nil
 }

@@ -369,6 +369,11 @@ func (m *Manager) DeleteJob(ctx context.Context, id string, savepoints bool) err
 			return err
 		}
 	}
+	if m.cluster != nil {
+		if err := m.cluster.member.Remove(ctx, id); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	delete(m.jobs, id)
 	delete(m.past, id)
