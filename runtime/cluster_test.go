@@ -29,9 +29,9 @@ sinks:
     discard: true
 `
 
-// newWorker is a manager in cluster mode on js, with the checkpoint store
+// newClusterWorker is a manager in cluster mode on js, with the checkpoint store
 // all workers share.
-func newWorker(t *testing.T, js jetstream.JetStream, id string, slots int) *Manager {
+func newClusterWorker(t *testing.T, js jetstream.JetStream, id string, slots int) *Manager {
 	t.Helper()
 	ctx := context.Background()
 	store, err := checkpoint.NewObjectStore(ctx, js, "CLUSTER_TEST_CHECKPOINTS", 1)
@@ -39,7 +39,7 @@ func newWorker(t *testing.T, js jetstream.JetStream, id string, slots int) *Mana
 		t.Fatal(err)
 	}
 	m, err := NewManager(ctx, Config{
-		DataDir: t.TempDir(), Host: newTestHost(t), JetStream: js, Checkpoints: store,
+		DataDir: t.TempDir(), Host: newTestHost(t), JetStream: js, Checkpoints: store, SharedModules: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Cluster: &cluster.Config{
 			Worker:  cluster.Worker{ID: id, Addr: "http://" + id, Slots: slots, Version: "v1", Started: time.Now()},
@@ -67,8 +67,8 @@ func runsOn(id string, ms ...*Manager) []int {
 func TestClusterJobRunsOnOneWorkerAndListsEverywhere(t *testing.T) {
 	ctx := context.Background()
 	js := newTestJetStream(t)
-	a := newWorker(t, js, "a", 4)
-	b := newWorker(t, js, "b", 4)
+	a := newClusterWorker(t, js, "a", 4)
+	b := newClusterWorker(t, js, "b", 4)
 	info, err := a.SubmitJob(ctx, []byte(genJob))
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +100,8 @@ func TestClusterJobRunsOnOneWorkerAndListsEverywhere(t *testing.T) {
 func TestClusterHandsJobsOverOnClose(t *testing.T) {
 	ctx := context.Background()
 	js := newTestJetStream(t)
-	a := newWorker(t, js, "a", 4)
-	b := newWorker(t, js, "b", 4)
+	a := newClusterWorker(t, js, "a", 4)
+	b := newClusterWorker(t, js, "b", 4)
 	info, err := a.SubmitJob(ctx, []byte(genJob))
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestClusterWorkersStartedAtOnceRunAJobOnce(t *testing.T) {
 	js := newTestJetStream(t)
 	// A job whose worker died before any other started: a record in the
 	// registry and a lease nobody renews.
-	first := newWorker(t, js, "first", 4)
+	first := newClusterWorker(t, js, "first", 4)
 	info, err := first.SubmitJob(ctx, []byte(genJob))
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestClusterWorkersStartedAtOnceRunAJobOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ms[i] = newWorker(t, js, string(rune('x'+i)), 4)
+			ms[i] = newClusterWorker(t, js, string(rune('x'+i)), 4)
 		}()
 	}
 	wg.Wait()

@@ -38,6 +38,15 @@ type Config struct {
 	// Checkpoints stores checkpoints and savepoints; nil keeps them in
 	// DataDir/checkpoints (without DataDir, jobs cannot take checkpoints).
 	Checkpoints checkpoint.Store
+	// SharedModules is cluster mode for modules: the modules are kept in
+	// the JetStream object store bucket PLATFORM_MODULES (one object per
+	// module, named by its id) and their names in the KV bucket
+	// PLATFORM_MODULE_NAMES (one key per name, its versions as JSON), so
+	// that every worker on the same JetStream sees the same modules;
+	// DataDir/modules is then a cache of the modules this worker has
+	// used. It needs JetStream. False keeps modules and names in DataDir
+	// only, for this process alone.
+	SharedModules bool
 	// JobRetention is how long ended jobs are kept: one that ended longer
 	// ago is removed from the registry with its checkpoints (its
 	// savepoints are kept). 0 keeps ended jobs until they are deleted.
@@ -61,6 +70,8 @@ type Manager struct {
 	registry *registry
 	// cluster is set in cluster mode.
 	cluster *clusterState
+	// shared keeps modules and names in JetStream (Config.SharedModules).
+	shared *sharedModules
 	// checkpoints stores checkpoints and savepoints.
 	checkpoints checkpoint.Store
 
@@ -93,15 +104,15 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	if m.checkpoints == nil && cfg.DataDir != "" {
 		m.checkpoints = checkpoint.NewDirStore(filepath.Join(cfg.DataDir, "checkpoints"))
 	}
-	if err := m.loadModules(ctx); err != nil {
+	if cfg.SharedModules {
+		if err := m.openSharedModules(ctx); err != nil { // modules_shared.go
+			return nil, err
+		}
+	} else if err := m.loadModules(ctx); err != nil {
 		return nil, err
 	}
 	if cfg.JetStream != nil {
-		replicas := 1
-		if cfg.Cluster != nil {
-			replicas = max(replicas, cfg.Cluster.Replicas)
-		}
-		reg, err := openRegistry(ctx, cfg.JetStream, replicas)
+		reg, err := openRegistry(ctx, cfg.JetStream, m.replicas())
 		if err != nil {
 			return nil, err
 		}
@@ -121,6 +132,15 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		m.startSweeper(cfg.JobRetention)
 	}
 	return m, nil
+}
+
+// replicas is how many copies the platform's buckets have: cluster mode's
+// setting, or 1.
+func (m *Manager) replicas() int {
+	if m.cfg.Cluster == nil {
+		return 1
+	}
+	return max(1, m.cfg.Cluster.Replicas)
 }
 
 // resume restarts the jobs the registry says were running when the platform

@@ -146,8 +146,14 @@ func (m *Manager) saveNamesLocked() error {
 // namesOfLocked lists the name@version references of module id, by name
 // and version; m.mu is held.
 func (m *Manager) namesOfLocked(id string) []string {
+	return namesOf(m.names, id)
+}
+
+// namesOf lists the name@version references among names of module id, by
+// name and version.
+func namesOf(names map[string]*moduleName, id string) []string {
 	var out []string
-	for name, n := range m.names {
+	for name, n := range names {
 		for _, v := range n.Versions {
 			if v.ID == id {
 				out = append(out, name+"@"+strconv.Itoa(v.Version))
@@ -180,21 +186,40 @@ func (m *Manager) resolveLocked(ref string) (id, version string, err error) {
 		}
 		return ref, "", nil
 	}
-	name, ver, versioned := strings.Cut(ref, "@")
-	if err := CheckModuleName(name); err != nil {
+	name, num, err := parseModuleRef(ref)
+	if err != nil {
 		return "", "", err
 	}
-	n := m.names[name]
+	return pickVersion(m.names[name], ref, num)
+}
+
+// parseModuleRef splits a module name or name@version reference into the
+// name and the version, 0 for a bare name.
+func parseModuleRef(ref string) (name string, version int, err error) {
+	name, ver, versioned := strings.Cut(ref, "@")
+	if err := CheckModuleName(name); err != nil {
+		return "", 0, err
+	}
 	if !versioned {
+		return name, 0, nil
+	}
+	num, perr := strconv.Atoi(ver)
+	if perr != nil || num < 1 || strconv.Itoa(num) != ver {
+		return "", 0, fmt.Errorf("%w %q: the version after '@' is a number from 1", ErrInvalidModuleName, ref)
+	}
+	return name, num, nil
+}
+
+// pickVersion finds version num (the latest for 0) among n, the versions
+// of the name ref names, and returns its id and name@version.
+func pickVersion(n *moduleName, ref string, num int) (id, version string, err error) {
+	name, _, _ := strings.Cut(ref, "@")
+	if num == 0 {
 		v, ok := n.latest()
 		if !ok {
 			return "", "", fmt.Errorf("module %s: no module has this name: %w", ref, ErrNotFound)
 		}
 		return v.ID, name + "@" + strconv.Itoa(v.Version), nil
-	}
-	num, perr := strconv.Atoi(ver)
-	if perr != nil || num < 1 || strconv.Itoa(num) != ver {
-		return "", "", fmt.Errorf("%w %q: the version after '@' is a number from 1", ErrInvalidModuleName, ref)
 	}
 	if n != nil {
 		for _, v := range n.Versions {
@@ -209,6 +234,9 @@ func (m *Manager) resolveLocked(ref string) (id, version string, err error) {
 // ResolveModule finds the module a reference names: an id, a name (its
 // latest version) or name@version.
 func (m *Manager) ResolveModule(ref string) (string, error) {
+	if m.shared != nil {
+		return m.resolveSharedModule(ref) // modules_shared_ops.go
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	id, _, err := m.resolveLocked(ref)
@@ -221,6 +249,9 @@ func (m *Manager) ResolveModule(ref string) (string, error) {
 // It returns every reference with what it resolved to, in the order the
 // spec names them.
 func (m *Manager) resolveSpecModules(js *spec.Job, pinned []JobModule) ([]JobModule, error) {
+	if m.shared != nil {
+		return m.resolveSharedSpecModules(js, pinned) // modules_shared_spec.go
+	}
 	fixed := map[string]JobModule{}
 	for _, p := range pinned {
 		fixed[p.Ref] = p
@@ -259,8 +290,14 @@ func (m *Manager) resolveSpecModules(js *spec.Job, pinned []JobModule) ([]JobMod
 // refProblemLocked says why a module name or name@version resolves to no
 // module; m.mu is held.
 func (m *Manager) refProblemLocked(ref string) string {
+	name, _, _ := strings.Cut(ref, "@")
+	return refProblem(m.names[name], ref)
+}
+
+// refProblem says why a module name or name@version resolves to no module,
+// given n, the versions of its name (nil for a name never used).
+func refProblem(n *moduleName, ref string) string {
 	name, version, _ := strings.Cut(ref, "@")
-	n := m.names[name]
 	if n == nil || len(n.Versions) == 0 {
 		return fmt.Sprintf("no module is named %q (upload one with: platform module push FILE.wasm --name %s)", name, name)
 	}
@@ -383,19 +420,15 @@ func (m *Manager) UploadNamedModule(ctx context.Context, wasm []byte, name strin
 			return ModuleInfo{}, err
 		}
 	}
+	if m.shared != nil {
+		return m.uploadShared(ctx, wasm, name) // modules_shared_ops.go
+	}
 	e, err := m.addModule(ctx, wasm, time.Now())
 	if err != nil {
 		return ModuleInfo{}, err
 	}
-	path := m.moduleFile(e.id)
-	if _, err := os.Stat(path); err != nil {
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, wasm, 0o644); err != nil {
-			return ModuleInfo{}, fmt.Errorf("module %s: store: %w", e.id, err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			return ModuleInfo{}, fmt.Errorf("module %s: store: %w", e.id, err)
-		}
+	if err := m.storeLocal(e.id, wasm); err != nil {
+		return ModuleInfo{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -427,8 +460,40 @@ func (m *Manager) UploadNamedModule(ctx context.Context, wasm []byte, name strin
 	return info, nil
 }
 
+// storeLocal writes a module's bytes to the data directory, unless they
+// are there already: to a temporary file of its own renamed into place,
+// so that uploads of the same bytes at once do not trip over each other.
+func (m *Manager) storeLocal(id string, wasm []byte) error {
+	path := m.moduleFile(id)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("module %s: store: %w", id, err)
+	}
+	_, err = tmp.Write(wasm)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("module %s: store: %w", id, err)
+	}
+	return nil
+}
+
 // ListModules lists the uploaded modules by upload time.
-func (m *Manager) ListModules(context.Context) ([]ModuleInfo, error) {
+func (m *Manager) ListModules(ctx context.Context) ([]ModuleInfo, error) {
+	if m.shared != nil {
+		return m.listShared(ctx) // modules_shared_ops.go
+	}
 	m.mu.Lock()
 	entries := make([]*moduleEntry, 0, len(m.modules))
 	for _, e := range m.modules {
@@ -452,7 +517,10 @@ func (m *Manager) ListModules(context.Context) ([]ModuleInfo, error) {
 
 // GetModule describes one module, named by its id, name (its latest
 // version) or name@version.
-func (m *Manager) GetModule(_ context.Context, ref string) (ModuleInfo, error) {
+func (m *Manager) GetModule(ctx context.Context, ref string) (ModuleInfo, error) {
+	if m.shared != nil {
+		return m.getShared(ctx, ref) // modules_shared_ops.go
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	id, version, err := m.resolveLocked(ref)
@@ -467,15 +535,17 @@ func (m *Manager) GetModule(_ context.Context, ref string) (ModuleInfo, error) {
 // DeleteModule removes a module no running job uses, named by its id or
 // name@version, with every name@version that names it. A bare name is
 // refused: it would delete whichever version is the latest.
-func (m *Manager) DeleteModule(_ context.Context, ref string) error {
-	m.mu.Lock()
+func (m *Manager) DeleteModule(ctx context.Context, ref string) error {
 	if !strings.HasPrefix(ref, "sha256:") && !strings.Contains(ref, "@") {
-		m.mu.Unlock()
 		if err := CheckModuleName(ref); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w %q: name a version to delete (%s@N; platform module list shows them) or the module's id", ErrInvalidModuleName, ref, ref)
 	}
+	if m.shared != nil {
+		return m.deleteShared(ctx, ref) // modules_shared_ops.go
+	}
+	m.mu.Lock()
 	id, _, err := m.resolveLocked(ref)
 	if err != nil {
 		m.mu.Unlock()
@@ -512,11 +582,16 @@ func (m *Manager) DeleteModule(_ context.Context, ref string) error {
 	return nil
 }
 
+// lookupModule finds a module this manager has compiled; with shared
+// modules, one it has not is fetched from the shared store.
 func (m *Manager) lookupModule(id string) (*moduleEntry, bool) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	e, ok := m.modules[id]
-	return e, ok
+	m.mu.Unlock()
+	if ok || m.shared == nil {
+		return e, ok
+	}
+	return m.fetchMissing(id) // modules_shared.go
 }
 
 // hostModule finds an uploaded module's compiled code.

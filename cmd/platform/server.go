@@ -135,7 +135,7 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 		}
 	}
 	s.manager, err = runtime.NewManager(ctx, runtime.Config{DataDir: cfg.DataDir, Host: s.host, JetStream: js, Checkpoints: store, Logger: log,
-		Budgets: cfg.Budgets, JobRetention: cfg.JobRetention, Cluster: clusterCfg})
+		Budgets: cfg.Budgets, JobRetention: cfg.JobRetention, Cluster: clusterCfg, SharedModules: cfg.clusterMode()})
 	if err != nil {
 		return s, err
 	}
