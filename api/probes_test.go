@@ -91,7 +91,7 @@ func TestUI(t *testing.T) {
 		contains            []string
 	}{
 		{"/", "text/html; charset=utf-8", []string{`<script src="/ui/app.js" defer></script>`, `<link rel="stylesheet" href="/ui/style.css">`, `<svg id="graph"`}},
-		{"/ui/app.js", "text/javascript; charset=utf-8", []string{`get("/v1/jobs")`, `get("/v1/modules")`, `"/backpressure"`, `"/checkpoints"`}},
+		{"/ui/app.js", "text/javascript; charset=utf-8", []string{`get("/v1/jobs")`, `get("/v1/modules")`, `get("/v1/workers")`, `"/backpressure"`, `"/checkpoints"`}},
 		{"/ui/style.css", "text/css; charset=utf-8", []string{`#graph g.vertex.bottleneck rect`}},
 	}
 	for _, tt := range tests {

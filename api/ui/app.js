@@ -72,6 +72,7 @@ function watermark(ms) {
   return new Date(ms).toISOString();
 }
 const jobPath = id => "/v1/jobs/" + encodeURIComponent(id);
+const jobHash = id => "#/jobs/" + encodeURIComponent(id);
 const terminal = s => ["FINISHED", "FAILED", "CANCELED"].includes(s);
 
 // bytes says a size in B, KiB or MiB.
@@ -86,9 +87,10 @@ function bytes(n) {
 const noRoute = e => (e.status === 404 && e.problemType === "about:blank") || e.status === 405;
 
 // caps says which optional routes the server has, from its OpenAPI
-// document: GET /v1/jobs/{id}/spec and DELETE /v1/jobs/{id}. null: not known
-// yet (the document is read again on the next refresh).
-const caps = {spec: null, remove: null};
+// document: GET /v1/jobs/{id}/spec, DELETE /v1/jobs/{id} and GET
+// /v1/workers. null: not known yet (the document is read again on the next
+// refresh).
+const caps = {spec: null, remove: null, workers: null};
 
 async function loadCaps() {
   if (caps.remove !== null) return;
@@ -96,6 +98,7 @@ async function loadCaps() {
     const paths = (await get("/v1/openapi.json")).paths || {};
     caps.spec = Boolean(paths["/v1/jobs/{id}/spec"] && paths["/v1/jobs/{id}/spec"].get);
     caps.remove = Boolean(paths["/v1/jobs/{id}"] && paths["/v1/jobs/{id}"].delete);
+    caps.workers = Boolean(paths["/v1/workers"] && paths["/v1/workers"].get);
   } catch (e) {
     if (e.status !== 401 && e.status !== 403) caps.remove = false;
   }
@@ -149,7 +152,9 @@ async function refreshOnce() {
   try {
     await loadCaps();
     if (state.jobId === null) {
-      await Promise.all([showJobs(), showModules()]);
+      const [{jobs}, workers] = await Promise.all([get("/v1/jobs"), loadWorkers(), showModules()]);
+      showJobs(jobs, workers.length > 0 || jobs.some(j => j.worker));
+      showWorkers(workers, jobs);
     } else {
       await showJob(state.jobId, state.gen);
     }
@@ -160,14 +165,65 @@ async function refreshOnce() {
   }
 }
 
-async function showJobs() {
-  const {jobs} = await get("/v1/jobs");
+// showJobs lists the jobs; in cluster mode with the worker that runs each
+// (none for a job that has ended).
+function showJobs(jobs, clustered) {
   $("no-jobs").hidden = jobs.length > 0;
+  $("jobs-worker-head").hidden = !clustered;
   $("jobs").replaceChildren(...jobs.map(j => {
     const tr = row([j.name, el("span", j.state, "state " + j.state), j.id, j.created]);
+    const worker = el("td", j.worker || "–", "worker");
+    worker.hidden = !clustered;
+    tr.append(worker);
     tr.dataset.id = j.id;
     tr.dataset.state = j.state;
-    tr.onclick = () => { location.hash = "#/jobs/" + encodeURIComponent(j.id); };
+    tr.dataset.worker = j.worker || "";
+    tr.onclick = () => { location.hash = jobHash(j.id); };
+    return tr;
+  }));
+}
+
+// loadWorkers is the cluster's workers: empty outside cluster mode, and on
+// a server without GET /v1/workers.
+async function loadWorkers() {
+  if (caps.workers === false) return [];
+  try {
+    return (await get("/v1/workers")).workers || [];
+  } catch (e) {
+    if (!noRoute(e)) throw e;
+    caps.workers = false;
+    return [];
+  }
+}
+
+// showWorkers lists the workers, a dead one marked, with the slots their
+// jobs take of the slots they have and the jobs each runs, each a link to
+// the job's page; the panel is shown only when there are workers (cluster
+// mode).
+function showWorkers(workers, jobs) {
+  const names = new Map(jobs.map(j => [j.id, j.name]));
+  $("workers-panel").hidden = workers.length === 0;
+  $("workers").replaceChildren(...workers.map(w => {
+    const id = el("span", w.id);
+    id.title = "started " + w.started;
+    const alive = el("span", w.alive ? "alive" : "dead", "state " + (w.alive ? "alive" : "dead"));
+    alive.title = "last heartbeat seen " + w.last_seen;
+    const slots = el("span", w.used + "/" + w.slots, w.used > w.slots ? "over" : "");
+    if (w.used > w.slots) slots.title = "its jobs take more slots than it has (it took jobs over)";
+    if (!w.alive) slots.title = "as its last heartbeat said";
+    const list = el("span", (w.jobs || []).length ? null : "–", "worker-jobs");
+    (w.jobs || []).forEach((job, i) => {
+      const a = el("a", names.get(job) || job);
+      a.href = jobHash(job);
+      a.title = job;
+      a.dataset.id = job;
+      if (i > 0) list.append(", ");
+      list.append(a);
+    });
+    const tr = row([id, w.addr, alive, slots, w.version, list], [3]);
+    tr.dataset.id = w.id;
+    tr.dataset.alive = String(Boolean(w.alive));
+    if (!w.alive) tr.classList.add("dead");
     return tr;
   }));
 }
@@ -215,6 +271,7 @@ async function showJob(id, gen) {
   $("job-created").textContent = job.created;
   $("job-ended").textContent = (job.ended ? "· ended " + job.ended : "") +
     (job.restarts ? " · restarted " + job.restarts + " times" : "");
+  $("job-worker").textContent = job.worker ? "· on worker " + job.worker : "";
   $("warnings").hidden = !job.warnings;
   $("warnings").replaceChildren(...(job.warnings || []).map(w => el("li", w)));
   showActions(job);
@@ -516,7 +573,7 @@ async function submit(spec, savepoint) {
   const q = savepoint ? "?from_savepoint=" + encodeURIComponent(savepoint) : "";
   const job = await request("POST", "/v1/jobs" + q, spec, "application/yaml");
   keepSpec(job.id, spec);
-  location.hash = "#/jobs/" + encodeURIComponent(job.id);
+  location.hash = jobHash(job.id);
 }
 
 $("submit-form").onsubmit = async ev => {

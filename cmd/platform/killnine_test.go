@@ -28,9 +28,13 @@ type child struct {
 	t        *testing.T
 	bin, dir string
 	http     string
+	// natsPort is the embedded NATS server's client port; 0 leaves the flag
+	// out (a process with nats.url runs no server).
 	natsPort int
-	cmd      *exec.Cmd
-	log      *bytes.Buffer
+	// args are more flags for serve.
+	args []string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
 }
 
 // freePort asks the kernel for a free loopback port.
@@ -60,8 +64,11 @@ func buildPlatform(t *testing.T) string {
 func (c *child) start() {
 	c.t.Helper()
 	c.log = &bytes.Buffer{}
-	c.cmd = exec.Command(c.bin, "serve", "--data_dir", c.dir, "--http.addr", c.http,
-		"--nats.port", strconv.Itoa(c.natsPort), "--log.level", "warn")
+	args := []string{"serve", "--data_dir", c.dir, "--http.addr", c.http, "--log.level", "warn"}
+	if c.natsPort != 0 {
+		args = append(args, "--nats.port", strconv.Itoa(c.natsPort))
+	}
+	c.cmd = exec.Command(c.bin, append(args, c.args...)...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {
 		c.t.Fatal(err)

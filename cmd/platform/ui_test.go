@@ -55,7 +55,7 @@ func browser(t *testing.T) context.Context {
 // TestWebUI drives the page in chromium against a whole platform: it uploads
 // a module, submits a job whose sink is throttled, and waits for the job's
 // graph to mark that sink as the bottleneck; then the jobs list shows the
-// job running.
+// job running, and no Workers panel (embedded mode).
 func TestWebUI(t *testing.T) {
 	ts := startTestServer(t)
 	ctx := browser(t)
@@ -135,6 +135,11 @@ sinks: [{id: slow, input: gen, parallelism: 2, discard: true, throttle: 2000}]
 	state := run(t, ctx, chromedp.AttributeValue(row, "data-state")).Value
 	if state != "RUNNING" {
 		t.Errorf("the jobs list shows the job %s, want RUNNING", state)
+	}
+	// Outside cluster mode: no Workers panel, no worker column.
+	hidden := run(t, ctx, chromedp.Evaluate[[]bool](`["workers-panel", "jobs-worker-head"].map(id => document.getElementById(id).hidden)`))
+	if !slices.Equal(hidden, []bool{true, true}) {
+		t.Errorf("in embedded mode the Workers panel and the worker column are hidden %v, want both", hidden)
 	}
 }
 
