@@ -33,6 +33,12 @@ sinks:
 // all workers share.
 func newClusterWorker(t *testing.T, js jetstream.JetStream, id string, slots int) *Manager {
 	t.Helper()
+	return newVersionedWorker(t, js, id, slots, "v1")
+}
+
+// newVersionedWorker is newClusterWorker of another platform version.
+func newVersionedWorker(t *testing.T, js jetstream.JetStream, id string, slots int, version string) *Manager {
+	t.Helper()
 	ctx := context.Background()
 	store, err := checkpoint.NewObjectStore(ctx, js, "CLUSTER_TEST_CHECKPOINTS", 1)
 	if err != nil {
@@ -42,7 +48,7 @@ func newClusterWorker(t *testing.T, js jetstream.JetStream, id string, slots int
 		DataDir: t.TempDir(), Host: newTestHost(t), JetStream: js, Checkpoints: store, SharedModules: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Cluster: &cluster.Config{
-			Worker:  cluster.Worker{ID: id, Addr: "http://" + id, Slots: slots, Version: "v1", Started: time.Now()},
+			Worker:  cluster.Worker{ID: id, Addr: "http://" + id, Slots: slots, Version: version, Started: time.Now()},
 			Timeout: clusterTestTimeout,
 		},
 	})
@@ -153,4 +159,33 @@ func TestClusterWorkersStartedAtOnceRunAJobOnce(t *testing.T) {
 			t.Fatalf("the job runs on %v at once", on)
 		}
 	}
+}
+
+// A worker of another version is listed, but takes neither new jobs nor
+// the jobs of a dead worker of this version.
+func TestClusterKeepsJobsToTheirVersion(t *testing.T) {
+	ctx := context.Background()
+	js := newTestJetStream(t)
+	a := newClusterWorker(t, js, "a", 1)
+	other := newVersionedWorker(t, js, "other", 16, "v2")
+	waitFor(t, "both listed", func() bool { ws, _ := a.Workers(ctx); return len(ws) == 2 && ws[0].Alive && ws[1].Alive })
+	// other has far more free slots, but is of another version.
+	if addr, ok := a.PlaceJob(); ok {
+		t.Fatalf("a places a new job on %s, want on itself", addr)
+	}
+	info, err := a.SubmitJob(ctx, []byte(genJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a dies: its lease expires, and only a worker of v1 may take the job.
+	j, _ := a.job(info.ID)
+	a.cluster.stop()
+	<-a.cluster.done
+	j.lease.Forget()
+	time.Sleep(4 * clusterTestTimeout)
+	if on := runsOn(info.ID, other); len(on) != 0 {
+		t.Fatal("a worker of another version took the job over")
+	}
+	b := newClusterWorker(t, js, "b", 1)
+	waitFor(t, "b, of a's version, takes the job over", func() bool { return len(runsOn(info.ID, b)) == 1 })
 }
