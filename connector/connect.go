@@ -75,3 +75,32 @@ func EnsureReplicatedStream(ctx context.Context, js jetstream.JetStream, name st
 	}
 	return nil
 }
+
+// Link is the state of a NATS connection as the runtime asks for it.
+type Link struct{ nc *nats.Conn }
+
+// NewLink watches nc.
+func NewLink(nc *nats.Conn) *Link { return &Link{nc: nc} }
+
+// Reconnects counts the times the connection was re-established.
+func (l *Link) Reconnects() uint64 { return l.nc.Stats().Reconnects }
+
+// WaitConnected blocks until the connection is up (or closed for good,
+// which is an error) or ctx ends.
+func (l *Link) WaitConnected(ctx context.Context) error {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		switch l.nc.Status() {
+		case nats.CONNECTED:
+			return nil
+		case nats.CLOSED:
+			return fmt.Errorf("connector: the NATS connection is closed")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/cluster"
+	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/operator"
@@ -100,6 +101,9 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, modules: map[string]*moduleEntry{}, names: map[string]*moduleName{}, jobs: map[string]*job{}, past: map[string]*jobRecord{}}
 	m.env = &exec.Env{JetStream: cfg.JetStream, DataDir: cfg.DataDir, Budgets: cfg.Budgets.WithDefaults(), Module: m.hostModule}
+	if cfg.JetStream != nil && cfg.JetStream.Conn() != nil {
+		m.env.NATS = connector.NewLink(cfg.JetStream.Conn())
+	}
 	m.checkpoints = cfg.Checkpoints
 	if m.checkpoints == nil && cfg.DataDir != "" {
 		m.checkpoints = checkpoint.NewDirStore(filepath.Join(cfg.DataDir, "checkpoints"))

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -44,6 +45,19 @@ type Env struct {
 	// ...). Only tests set it, before starting jobs; it must be safe for
 	// concurrent use.
 	Faults func(point, job, task string) error
+	// NATS, when set, says whether the connection to NATS holds: a run
+	// that fails while it is lost, or after it was lost during the run,
+	// waits for it and restarts without counting against the job's
+	// restart strategy (restart.go).
+	NATS Connectivity
+}
+
+// Connectivity is the state of the platform's NATS connection.
+type Connectivity interface {
+	// Reconnects counts the times the connection was re-established.
+	Reconnects() uint64
+	// WaitConnected blocks until the connection is up or ctx ends.
+	WaitConnected(ctx context.Context) error
 }
 
 // Observer hears what the runs of a job do.

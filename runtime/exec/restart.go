@@ -53,6 +53,10 @@ func (p RestartPolicy) next(attempt int) (time.Duration, bool) {
 func (j *Job) RunWithRestarts(ctx context.Context) error {
 	policy := NewRestartPolicy(j.Plan.Job.Restart)
 	for attempt := 1; ; attempt++ {
+		var reconnects uint64
+		if j.Env.NATS != nil {
+			reconnects = j.Env.NATS.Reconnects()
+		}
 		err := j.runOnce(ctx)
 		if err == nil || ctx.Err() != nil {
 			return err
@@ -60,6 +64,17 @@ func (j *Job) RunWithRestarts(ctx context.Context) error {
 		var restore *RestoreError
 		if errors.As(err, &restore) {
 			return err
+		}
+		if j.natsLost(ctx, reconnects) {
+			// A failure of NATS, not of the job: it pauses until NATS
+			// is back, then goes on from its latest checkpoint.
+			j.Observer.Restarting(attempt, 0, fmt.Errorf("NATS connection lost: %w", err))
+			j.Log.Warn("NATS connection lost: the job waits for it, then restarts from its latest checkpoint")
+			if err := j.Env.NATS.WaitConnected(ctx); err != nil {
+				return err
+			}
+			attempt--
+			continue
 		}
 		delay, ok := policy.next(attempt)
 		if !ok {
@@ -75,6 +90,18 @@ func (j *Job) RunWithRestarts(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// natsLost reports whether the NATS connection was lost since it had
+// reconnects re-establishments, or is lost now.
+func (j *Job) natsLost(ctx context.Context, reconnects uint64) bool {
+	n := j.Env.NATS
+	if n == nil {
+		return false
+	}
+	wait, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	return n.WaitConnected(wait) != nil || n.Reconnects() != reconnects
 }
 
 // runOnce builds the tasks, restoring the latest checkpoint, and runs them
