@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,8 +35,31 @@ type child struct {
 	// args are more flags for serve.
 	args []string
 	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	log  *lockedBuffer
+	// stopped: the test paused the process (SIGSTOP).
+	stopped bool
 }
+
+// lockedBuffer is a process's output, read while the process writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// logText is what the process has written so far.
+func (c *child) logText() string { return c.log.String() }
 
 // freePort asks the kernel for a free loopback port.
 func freePort(t *testing.T) int {
@@ -63,7 +87,7 @@ func buildPlatform(t *testing.T) string {
 // start runs the process and waits until its API is ready.
 func (c *child) start() {
 	c.t.Helper()
-	c.log = &bytes.Buffer{}
+	c.log = &lockedBuffer{}
 	args := []string{"serve", "--data_dir", c.dir, "--http.addr", c.http, "--log.level", "warn"}
 	if c.natsPort != 0 {
 		args = append(args, "--nats.port", strconv.Itoa(c.natsPort))
