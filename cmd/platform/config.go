@@ -29,6 +29,12 @@ type config struct {
 	// address (nats.host, nats.port).
 	NATSHost string
 	NATSPort int
+	// NATSConnectTimeout bounds making the platform's NATS connection at
+	// start (nats.connect_timeout); 0 takes defaultNATSConnectTimeout.
+	NATSConnectTimeout time.Duration
+	// NATSReplicas is nats.replicas: the replicas of the platform's own
+	// JetStream buckets on a NATS cluster (0 or 1: one).
+	NATSReplicas int
 	// Token is api.token, an admin token; Tokens is api.tokens.
 	Token     string
 	Tokens    []api.Token
@@ -98,6 +104,8 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.String("nats.url", "", "NATS server URL; empty runs the embedded server")
 	f.String("nats.host", "127.0.0.1", "client listen host of the embedded NATS server (0.0.0.0: every interface)")
 	f.Int("nats.port", 4222, "client port of the embedded NATS server (-1: any free port)")
+	f.Duration("nats.connect_timeout", defaultNATSConnectTimeout, "time the first connection to NATS may take at start; serve fails after it")
+	f.Int("nats.replicas", 1, "replicas of the platform's own JetStream buckets (job registry, checkpoints): 3 on a NATS cluster")
 	f.String("api.token", "", "bearer token required by every /v1 call; empty disables auth")
 	f.String("log.format", "text", "log format: text or json")
 	f.String("log.level", "info", "log level: debug, info, warn or error")
@@ -179,7 +187,9 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 				ExchangeExclusive:  v.GetInt("budgets.exchange_exclusive_buffers"),
 				ExchangeFloating:   v.GetInt("budgets.exchange_floating_buffers"),
 			},
-			MemoryBudget: v.GetInt64("host.memory_budget"),
+			MemoryBudget:       v.GetInt64("host.memory_budget"),
+			NATSConnectTimeout: v.GetDuration("nats.connect_timeout"),
+			NATSReplicas:       v.GetInt("nats.replicas"),
 		}
 		if err := c.Budgets.Check(); err != nil {
 			return config{}, err
@@ -209,6 +219,12 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 		if c.CheckpointStore != "dir" && c.CheckpointStore != "jetstream" {
 			return config{}, fmt.Errorf("checkpoint.store: %q is not dir or jetstream", c.CheckpointStore)
 		}
+		if c.NATSConnectTimeout <= 0 {
+			return config{}, fmt.Errorf("nats.connect_timeout: %s is not positive", c.NATSConnectTimeout)
+		}
+		if c.NATSReplicas < 1 || c.NATSReplicas > maxNATSReplicas {
+			return config{}, fmt.Errorf("nats.replicas: %d is not between 1 and %d", c.NATSReplicas, maxNATSReplicas)
+		}
 		if c.JobRetention < 0 {
 			return config{}, fmt.Errorf("jobs.retention: %s is negative; 0s keeps ended jobs", c.JobRetention)
 		}
@@ -219,11 +235,14 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	}
 }
 
+// maxNATSReplicas is the most replicas JetStream keeps of a stream.
+const maxNATSReplicas = 5
+
 // defaultJobRetention is jobs.retention's default: a week.
 const defaultJobRetention = 7 * 24 * time.Hour
 
 // flagKeys are the keys bound to flags of the same name.
-var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store", "jobs.retention",
+var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.port", "nats.connect_timeout", "nats.replicas", "api.token", "log.format", "log.level", "checkpoint.store", "jobs.retention",
 	"api.max_concurrent_uploads", "api.upload_bytes_in_flight", "api.read_timeout", "api.upload_read_timeout",
 	"api.request_timeout", "api.upload_timeout", "api.tls.cert", "api.tls.key",
 	"nats.creds", "nats.user", "nats.password", "nats.tls.ca", "nats.tls.cert", "nats.tls.key",
