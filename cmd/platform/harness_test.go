@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/runtime"
@@ -188,8 +190,14 @@ func (ts *testServer) read(name string) []jetstream.Msg {
 	// last message it delivered, which can hand over a message twice: each
 	// stream message is taken once, by its stream sequence, so that what
 	// the test counts is what the stream holds.
+	//
+	// On a NATS cluster each fetch of an ordered consumer makes a consumer
+	// on some node, and the fetch's request can reach the node this client
+	// is on before the new consumer's interest has: it finds no responders.
+	// Such a fetch is tried again, for at most 30 s without progress.
 	var msgs []jetstream.Msg
 	last := uint64(0)
+	var stalled time.Time
 	for uint64(len(msgs)) < info.State.Msgs {
 		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
@@ -208,9 +216,19 @@ func (ts *testServer) read(name string) []jetstream.Msg {
 			last = md.Sequence.Stream
 			msgs = append(msgs, m)
 		}
-		if got == 0 {
-			ts.t.Fatalf("stream %s: read %d of %d messages", name, n, info.State.Msgs)
+		if got == 0 && errors.Is(batch.Error(), nats.ErrNoResponders) {
+			if stalled.IsZero() {
+				stalled = time.Now()
+			}
+			if time.Since(stalled) < 30*time.Second {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
 		}
+		if got == 0 {
+			ts.t.Fatalf("stream %s: read %d of %d messages: %v", name, n, info.State.Msgs, batch.Error())
+		}
+		stalled = time.Time{}
 	}
 	return msgs
 }

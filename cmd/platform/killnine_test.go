@@ -31,6 +31,8 @@ type child struct {
 	natsPort int
 	cmd      *exec.Cmd
 	log      *bytes.Buffer
+	// args are more flags of platform serve (an external nats.url).
+	args []string
 }
 
 // freePort asks the kernel for a free loopback port.
@@ -62,6 +64,7 @@ func (c *child) start() {
 	c.log = &bytes.Buffer{}
 	c.cmd = exec.Command(c.bin, "serve", "--data_dir", c.dir, "--http.addr", c.http,
 		"--nats.port", strconv.Itoa(c.natsPort), "--log.level", "warn")
+	c.cmd.Args = append(c.cmd.Args, c.args...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {
 		c.t.Fatal(err)
