@@ -50,7 +50,7 @@ func newTestCluster(t *testing.T, workers int, timeout time.Duration) *testClust
 func (tc *testCluster) add(i int) *child {
 	w := &child{t: tc.t, bin: tc.bin, dir: tc.t.TempDir(), http: fmt.Sprintf("127.0.0.1:%d", freePort(tc.t)),
 		args: []string{"--nats.url", tc.nats.URLs(), "--cluster.worker_id", "w" + strconv.Itoa(i+1),
-			"--cluster.worker_timeout", tc.timeout.String(), "--cluster.replicas", "3"}}
+			"--cluster.worker_timeout", tc.timeout.String(), "--nats.replicas", "3"}}
 	tc.t.Cleanup(w.stop)
 	tc.workers = append(tc.workers, w)
 	return w
@@ -143,37 +143,7 @@ func subjectCount(t *testing.T, js jetstream.JetStream, stream, subject string) 
 // each stream message once.
 func readSubject(t *testing.T, js jetstream.JetStream, stream, subject string) [][]byte {
 	t.Helper()
-	want := subjectCount(t, js, stream, subject)
-	ctx := context.Background()
-	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	last := uint64(0)
-	for uint64(len(out)) < want {
-		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			meta, err := m.Metadata()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if meta.Sequence.Stream <= last {
-				continue
-			}
-			last = meta.Sequence.Stream
-			out = append(out, m.Data())
-		}
-		if got == 0 {
-			t.Fatalf("read %d of %d messages of %s", len(out), want, subject)
-		}
-	}
-	return out
+	return payloadsOf(readStream(t, js, stream, subject))
 }
 
 // seqInput creates R3 streams IN and OUT and publishes keys*perKey seqcheck

@@ -31,6 +31,12 @@ type config struct {
 	// address (nats.host, nats.port).
 	NATSHost string
 	NATSPort int
+	// NATSConnectTimeout bounds making the platform's NATS connection at
+	// start (nats.connect_timeout); 0 takes defaultNATSConnectTimeout.
+	NATSConnectTimeout time.Duration
+	// NATSReplicas is nats.replicas: the replicas of the platform's own
+	// JetStream buckets on a NATS cluster (0 or 1: one).
+	NATSReplicas int
 	// Token is api.token, an admin token; Tokens is api.tokens.
 	Token     string
 	Tokens    []api.Token
@@ -74,9 +80,6 @@ type clusterConfig struct {
 	// AdvertiseURL is the base URL other workers reach this one's API at
 	// (default: from http.addr).
 	AdvertiseURL string
-	// Replicas of the platform's buckets (registry, leases, workers,
-	// modules, checkpoints): 3 on a cluster of three NATS nodes.
-	Replicas int
 }
 
 // apiLimits are the api.* bounds of requests.
@@ -121,6 +124,8 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.String("nats.url", "", "NATS server URL; empty runs the embedded server")
 	f.String("nats.host", "127.0.0.1", "client listen host of the embedded NATS server (0.0.0.0: every interface)")
 	f.Int("nats.port", 4222, "client port of the embedded NATS server (-1: any free port)")
+	f.Duration("nats.connect_timeout", defaultNATSConnectTimeout, "time the first connection to NATS may take at start; serve fails after it")
+	f.Int("nats.replicas", 1, "replicas of the platform's own JetStream buckets (job registry, checkpoints): 3 on a NATS cluster")
 	f.String("api.token", "", "bearer token required by every /v1 call; empty disables auth")
 	f.String("log.format", "text", "log format: text or json")
 	f.String("log.level", "info", "log level: debug, info, warn or error")
@@ -151,7 +156,6 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	f.Int("cluster.slots", 0, "cluster mode: subtasks' worth of jobs this worker takes; 0: its core count")
 	f.Duration("cluster.worker_timeout", cluster.DefaultTimeout, "cluster mode: a worker without a heartbeat this long is dead and its jobs move to live workers")
 	f.String("cluster.advertise_url", "", "cluster mode: base URL other workers reach this one's API at; empty: from http.addr")
-	f.Int("cluster.replicas", 1, "cluster mode: replicas of the platform's buckets (registry, leases, workers, modules, checkpoints); 3 on three NATS nodes")
 	f.Int64("host.memory_budget", 0, "bytes of linear memory all Wasm instances may hold together; 0: half of the machine's memory, or of the cgroup's limit when lower")
 	return func() (config, error) {
 		v.SetEnvPrefix("PLATFORM")
@@ -207,13 +211,14 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 				ExchangeExclusive:  v.GetInt("budgets.exchange_exclusive_buffers"),
 				ExchangeFloating:   v.GetInt("budgets.exchange_floating_buffers"),
 			},
-			MemoryBudget: v.GetInt64("host.memory_budget"),
+			MemoryBudget:       v.GetInt64("host.memory_budget"),
+			NATSConnectTimeout: v.GetDuration("nats.connect_timeout"),
+			NATSReplicas:       v.GetInt("nats.replicas"),
 			Cluster: clusterConfig{
 				WorkerID:      v.GetString("cluster.worker_id"),
 				Slots:         v.GetInt("cluster.slots"),
 				WorkerTimeout: v.GetDuration("cluster.worker_timeout"),
 				AdvertiseURL:  v.GetString("cluster.advertise_url"),
-				Replicas:      v.GetInt("cluster.replicas"),
 			},
 		}
 		if err := c.Budgets.Check(); err != nil {
@@ -253,6 +258,12 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 		if err := c.Cluster.check(); err != nil {
 			return config{}, err
 		}
+		if c.NATSConnectTimeout <= 0 {
+			return config{}, fmt.Errorf("nats.connect_timeout: %s is not positive", c.NATSConnectTimeout)
+		}
+		if c.NATSReplicas < 1 || c.NATSReplicas > maxNATSReplicas {
+			return config{}, fmt.Errorf("nats.replicas: %d is not between 1 and %d", c.NATSReplicas, maxNATSReplicas)
+		}
 		if c.JobRetention < 0 {
 			return config{}, fmt.Errorf("jobs.retention: %s is negative; 0s keeps ended jobs", c.JobRetention)
 		}
@@ -263,18 +274,21 @@ func bindConfig(cmd *cobra.Command) func() (config, error) {
 	}
 }
 
+// maxNATSReplicas is the most replicas JetStream keeps of a stream.
+const maxNATSReplicas = 5
+
 // defaultJobRetention is jobs.retention's default: a week.
 const defaultJobRetention = 7 * 24 * time.Hour
 
 // flagKeys are the keys bound to flags of the same name.
-var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.port", "api.token", "log.format", "log.level", "checkpoint.store", "jobs.retention",
+var flagKeys = []string{"http.addr", "data_dir", "nats.url", "nats.host", "nats.port", "nats.connect_timeout", "nats.replicas", "api.token", "log.format", "log.level", "checkpoint.store", "jobs.retention",
 	"api.max_concurrent_uploads", "api.upload_bytes_in_flight", "api.read_timeout", "api.upload_read_timeout",
 	"api.request_timeout", "api.upload_timeout", "api.tls.cert", "api.tls.key",
 	"nats.creds", "nats.user", "nats.password", "nats.tls.ca", "nats.tls.cert", "nats.tls.key",
 	"budgets.keyed_state", "budgets.window_contents", "budgets.in_flight", "budgets.sink_staging",
 	"budgets.exchange_buffer_size", "budgets.exchange_exclusive_buffers", "budgets.exchange_floating_buffers",
 	"host.memory_budget",
-	"cluster.worker_id", "cluster.slots", "cluster.worker_timeout", "cluster.advertise_url", "cluster.replicas"}
+	"cluster.worker_id", "cluster.slots", "cluster.worker_timeout", "cluster.advertise_url"}
 
 // tokenEntry is one entry of api.tokens.
 type tokenEntry struct {
@@ -324,8 +338,6 @@ func (c clusterConfig) check() error {
 		return fmt.Errorf("cluster.slots: must not be negative, got %d", c.Slots)
 	case c.WorkerTimeout < 100*time.Millisecond:
 		return fmt.Errorf("cluster.worker_timeout: %s is too short; at least 100ms", c.WorkerTimeout)
-	case c.Replicas < 1 || c.Replicas > 5:
-		return fmt.Errorf("cluster.replicas: %d is not between 1 and 5", c.Replicas)
 	}
 	if c.AdvertiseURL != "" {
 		u, err := neturl.Parse(c.AdvertiseURL)

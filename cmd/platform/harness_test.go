@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/runtime"
@@ -167,40 +169,62 @@ func (ts *testServer) stream(name string, subjects []string, payloads [][]byte) 
 // read returns every message of a stream.
 func (ts *testServer) read(name string) []jetstream.Msg {
 	ts.t.Helper()
+	return readStream(ts.t, ts.js, name, "")
+}
+
+// readStream returns every message of a stream, or of one subject of it.
+func readStream(t *testing.T, js jetstream.JetStream, name, subject string) []jetstream.Msg {
+	t.Helper()
 	ctx := context.Background()
-	st, err := ts.js.Stream(ctx, name)
+	st, err := js.Stream(ctx, name)
 	if err != nil {
-		ts.t.Fatal(err)
+		t.Fatal(err)
 	}
-	info, err := st.Info(ctx)
+	var opts []jetstream.StreamInfoOpt
+	var filters []string
+	if subject != "" {
+		opts = append(opts, jetstream.WithSubjectFilter(subject))
+		filters = []string{subject}
+	}
+	info, err := st.Info(ctx, opts...)
 	if err != nil {
-		ts.t.Fatal(err)
+		t.Fatal(err)
 	}
-	if info.State.Msgs == 0 {
+	want := info.State.Msgs
+	if subject != "" {
+		want = info.State.Subjects[subject]
+	}
+	if want == 0 {
 		return nil
 	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: filters})
 	if err != nil {
-		ts.t.Fatal(err)
+		t.Fatal(err)
 	}
 	// An ordered consumer that finds a gap in what it was sent (a slow
 	// consumer on a loaded machine drops messages) starts again after the
 	// last message it delivered, which can hand over a message twice: each
 	// stream message is taken once, by its stream sequence, so that what
 	// the test counts is what the stream holds.
+	//
+	// On a NATS cluster each fetch of an ordered consumer makes a consumer
+	// on some node, and the fetch's request can reach the node this client
+	// is on before the new consumer's interest has: it finds no responders.
+	// Such a fetch is tried again, for at most 30 s without progress.
 	var msgs []jetstream.Msg
 	last := uint64(0)
-	for uint64(len(msgs)) < info.State.Msgs {
+	var stalled time.Time
+	for uint64(len(msgs)) < want {
 		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
-			ts.t.Fatal(err)
+			t.Fatal(err)
 		}
 		n, got := len(msgs), 0
 		for m := range batch.Messages() {
 			got++
 			md, err := m.Metadata()
 			if err != nil {
-				ts.t.Fatal(err)
+				t.Fatal(err)
 			}
 			if md.Sequence.Stream <= last {
 				continue
@@ -208,9 +232,19 @@ func (ts *testServer) read(name string) []jetstream.Msg {
 			last = md.Sequence.Stream
 			msgs = append(msgs, m)
 		}
-		if got == 0 {
-			ts.t.Fatalf("stream %s: read %d of %d messages", name, n, info.State.Msgs)
+		if got == 0 && errors.Is(batch.Error(), nats.ErrNoResponders) {
+			if stalled.IsZero() {
+				stalled = time.Now()
+			}
+			if time.Since(stalled) < 30*time.Second {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
 		}
+		if got == 0 {
+			t.Fatalf("stream %s: read %d of %d messages: %v", name, n, want, batch.Error())
+		}
+		stalled = time.Time{}
 	}
 	return msgs
 }

@@ -43,6 +43,7 @@ const (
 type server struct {
 	cfg      config
 	log      *slog.Logger
+	lock     *dataDirLock
 	embedded *connector.Embedded
 	nc       *nats.Conn
 	host     *host.Host
@@ -53,7 +54,8 @@ type server struct {
 }
 
 // startServer starts every part in dependency order; on failure it stops what
-// it started.
+// it started. It first takes the data directory's lock, so that a second
+// process on the same directory starts nothing.
 func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, err error) {
 	s = &server{cfg: cfg, log: log, served: make(chan error, 1)}
 	defer func() {
@@ -64,6 +66,9 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 	}()
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return s, fmt.Errorf("data_dir: %w", err)
+	}
+	if s.lock, err = lockDataDir(cfg.DataDir); err != nil {
+		return s, err
 	}
 	url := cfg.NATSURL
 	auth := cfg.NATSAuth
@@ -99,9 +104,13 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 	if err != nil {
 		return s, fmt.Errorf("nats: %w", err)
 	}
-	nc, js, err := connector.Connect(ctx, url, "platform", natsOpts...)
+	timeout := cfg.natsConnectTimeout()
+	nc, js, err := connectNATS(ctx, url, timeout, natsOpts...)
 	if err != nil {
-		return s, fmt.Errorf("nats.url %s: %w", url, err)
+		if cfg.NATSURL == "" {
+			return s, fmt.Errorf("embedded nats %s (nats.connect_timeout %s): %w", url, timeout, err)
+		}
+		return s, fmt.Errorf("cannot reach NATS at nats.url %s (nats.connect_timeout %s): %w", url, timeout, err)
 	}
 	s.nc = nc
 	s.host, err = host.New(ctx, host.Config{CacheDir: filepath.Join(cfg.DataDir, "cache"), Logger: log.With("component", "udf"), MemoryBudget: cfg.MemoryBudget})
@@ -125,7 +134,7 @@ func startServer(ctx context.Context, cfg config, log *slog.Logger) (s *server, 
 	replicas := 1
 	var clusterCfg *cluster.Config
 	if cfg.clusterMode() {
-		replicas = cfg.Cluster.Replicas
+		replicas = cfg.NATSReplicas
 		clusterCfg = workerConfig(cfg, s.listener.Addr(), tlsConfig != nil, log)
 	}
 	var store checkpoint.Store
@@ -200,6 +209,9 @@ func (s *server) stop(ctx context.Context) {
 		if err := s.embedded.Shutdown(ctx); err != nil {
 			s.log.Warn("nats shutdown", "error", err)
 		}
+	}
+	if err := s.lock.release(); err != nil {
+		s.log.Warn("data_dir unlock", "error", err)
 	}
 }
 

@@ -15,7 +15,12 @@ import (
 )
 
 // TestMain removes the binary platformBinary built, once every test ran.
+// With natsNodeEnv set the test binary is instead a node of a test NATS
+// cluster (startNATSCluster) and runs no test.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(natsNodeEnv); spec != "" {
+		os.Exit(runNATSNode(spec))
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

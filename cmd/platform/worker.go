@@ -31,7 +31,7 @@ func workerConfig(cfg config, addr net.Addr, tls bool, log *slog.Logger) *cluste
 	}
 	return &cluster.Config{
 		Worker:  cluster.Worker{ID: id, Addr: strings.TrimSuffix(advertise, "/"), Slots: slots, Version: version, Started: time.Now().UTC()},
-		Timeout: c.WorkerTimeout, Replicas: c.Replicas, Logger: log.With("component", "cluster"),
+		Timeout: c.WorkerTimeout, Replicas: cfg.NATSReplicas, Logger: log.With("component", "cluster"),
 	}
 }
 
