@@ -41,7 +41,13 @@ func (s *server) forwarding(rt route, h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get(forwardedHeader) == "" {
 				if addr, ok := s.cluster.JobOwner(r.PathValue("id")); ok {
-					s.forward(w, r, addr)
+					var local http.Handler
+					if r.Method == http.MethodGet {
+						// A read the owner cannot answer (it just died)
+						// is answered here, from the registry.
+						local = h
+					}
+					s.forward(w, r, addr, local)
 					return
 				}
 			}
@@ -51,7 +57,7 @@ func (s *server) forwarding(rt route, h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get(forwardedHeader) == "" && !r.URL.Query().Has("dry_run") {
 				if addr, ok := s.cluster.PlaceJob(); ok {
-					s.forward(w, r, addr)
+					s.forward(w, r, addr, nil)
 					return
 				}
 			}
@@ -61,8 +67,9 @@ func (s *server) forwarding(rt route, h http.Handler) http.Handler {
 	return h
 }
 
-// forward passes r to the worker at addr.
-func (s *server) forward(w http.ResponseWriter, r *http.Request, addr string) {
+// forward passes r to the worker at addr; when that worker does not answer,
+// fallback (if any) answers instead.
+func (s *server) forward(w http.ResponseWriter, r *http.Request, addr string, fallback http.Handler) {
 	target, err := url.Parse(addr)
 	if err != nil {
 		writeProblem(w, workerUnreachable.problem("the worker's address "+addr+" does not parse: "+err.Error()))
@@ -74,6 +81,11 @@ func (s *server) forward(w http.ResponseWriter, r *http.Request, addr string) {
 			pr.Out.Header.Set(forwardedHeader, "1")
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if fallback != nil {
+				s.log.Debug("forwarding a read to a worker failed; answering here", "worker", addr, "path", r.URL.Path, "error", err)
+				fallback.ServeHTTP(w, r)
+				return
+			}
 			s.log.Warn("forwarding to a worker failed", "worker", addr, "path", r.URL.Path, "error", err)
 			writeProblem(w, workerUnreachable.problem("the worker at "+addr+" did not answer: "+err.Error()))
 		},

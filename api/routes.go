@@ -100,9 +100,9 @@ var specTypes = []string{"", "application/json", "application/yaml", "applicatio
 func (s *server) routes(metrics http.Handler) []route {
 	rts := s.routeTable(metrics)
 	// In cluster mode these are forwarded to the worker running the job
-	// (forward.go), which may not answer.
+	// (forward.go), which may not answer; reads are then answered here.
 	for i, rt := range rts {
-		if strings.HasPrefix(rt.path, "/v1/jobs/{id}") || rt.op == "submitJob" {
+		if (strings.HasPrefix(rt.path, "/v1/jobs/{id}") && rt.method != http.MethodGet) || rt.op == "submitJob" {
 			rts[i].kinds = append(rt.kinds, workerUnreachable)
 		}
 	}
