@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"time"
 
 	"wasmstream.io/platform/runtime"
 )
@@ -67,6 +69,27 @@ func (s *server) forwarding(rt route, h http.Handler) http.Handler {
 	return h
 }
 
+// Forwarding's transports: a worker that does not take the connection
+// within forwardDialTimeout is taken for gone; a read whose answer has not
+// begun within forwardReadTimeout (a paused worker, whose kernel still
+// accepts connections) is answered by the fallback.
+const (
+	forwardDialTimeout = 2 * time.Second
+	forwardReadTimeout = 3 * time.Second
+)
+
+var (
+	forwardTransport = &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: forwardDialTimeout}).DialContext,
+		MaxIdleConnsPerHost: 8, IdleConnTimeout: time.Minute,
+	}
+	forwardReadTransport = &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: forwardDialTimeout}).DialContext,
+		ResponseHeaderTimeout: forwardReadTimeout,
+		MaxIdleConnsPerHost:   8, IdleConnTimeout: time.Minute,
+	}
+)
+
 // forward passes r to the worker at addr; when that worker does not answer,
 // fallback (if any) answers instead.
 func (s *server) forward(w http.ResponseWriter, r *http.Request, addr string, fallback http.Handler) {
@@ -75,7 +98,12 @@ func (s *server) forward(w http.ResponseWriter, r *http.Request, addr string, fa
 		writeProblem(w, workerUnreachable.problem("the worker's address "+addr+" does not parse: "+err.Error()))
 		return
 	}
+	transport := forwardTransport
+	if fallback != nil {
+		transport = forwardReadTransport
+	}
 	proxy := &httputil.ReverseProxy{
+		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Header.Set(forwardedHeader, "1")

@@ -147,13 +147,14 @@ func readSubject(t *testing.T, js jetstream.JetStream, stream, subject string) [
 }
 
 // seqInput creates R3 streams IN and OUT and publishes keys*perKey seqcheck
-// records into IN.
-func seqInput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
+// records into IN. OUT de-duplicates over dedup (JetStream's default when
+// zero).
+func seqInput(t *testing.T, js jetstream.JetStream, keys, perKey int, dedup time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	for _, s := range []jetstream.StreamConfig{
 		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage, Replicas: 3},
-		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage, Replicas: 3},
+		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage, Replicas: 3, Duplicates: dedup},
 	} {
 		if _, err := js.CreateStream(ctx, s); err != nil {
 			t.Fatal(err)
@@ -212,7 +213,7 @@ func TestClusterKillNine(t *testing.T) {
 	defer closeNATS()
 	const keys, perKey = 500, 100
 	const total = keys * perKey
-	seqInput(t, js, keys, perKey)
+	seqInput(t, js, keys, perKey, 0)
 	mod := tc.workers[0].upload(wasmbuild.UDF(t, "seqcheck"))
 	job := tc.workers[0].submit(fmt.Sprintf(clusterSeqJob, mod.ID))
 
@@ -248,12 +249,19 @@ func TestClusterZombie(t *testing.T) {
 	defer closeNATS()
 	const keys, perKey = 500, 100
 	const total = keys * perKey
-	seqInput(t, js, keys, perKey)
+	// A de-duplication window shorter than the pause: the zombie's
+	// commits after it resumes are not dropped as duplicates; only the
+	// sink's fence keeps them out.
+	seqInput(t, js, keys, perKey, time.Second)
 	mod := tc.workers[0].upload(wasmbuild.UDF(t, "seqcheck"))
 	job := tc.workers[0].submit(fmt.Sprintf(clusterSeqJob, mod.ID))
 	for _, at := range []uint64{total / 5, total / 2} {
 		awaitOutput(t, js, at)
 		z := tc.owner(job)
+		// Pause it as a commit begins to land, so that it is paused
+		// mid-commit.
+		for n := subjectCount(t, js, "OUT", "out"); subjectCount(t, js, "OUT", "out") == n; {
+		}
 		z.stopped = true
 		if err := z.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
@@ -261,6 +269,7 @@ func TestClusterZombie(t *testing.T) {
 		// The job moves; the zombie sleeps on past its lease.
 		next := tc.owner(job)
 		awaitOutput(t, js, subjectCount(t, js, "OUT", "out")+1000)
+		time.Sleep(time.Second) // past the de-duplication window
 		if err := z.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +302,7 @@ func TestClusterPlacementAndJoin(t *testing.T) {
 	js, closeNATS := tc.connect()
 	defer closeNATS()
 	const keys, perKey = 200, 100
-	seqInput(t, js, keys, perKey)
+	seqInput(t, js, keys, perKey, 0)
 	mod := tc.workers[0].upload(wasmbuild.UDF(t, "seqcheck"))
 	gen := "name: gen\nsources: [{id: gen, generator: {kind: sequence, rate: 100}}]\nsinks: [{id: out, input: gen, discard: true}]\n"
 	first := tc.workers[0].submit(gen)
