@@ -38,6 +38,12 @@ type TxSinkConfig struct {
 	// each stored only if the fence is still the latest, and a commit
 	// after another owner took the fence fails with ErrFenced. Nil (one
 	// process, the embedded mode) publishes each message on its own.
+	//
+	// A batch refused for holding an id JetStream has is taken as stored
+	// whole, which holds when every commit of the epoch was fenced: an
+	// epoch an unfenced sink began to commit must not be committed fenced
+	// within the duplicate window (beyond it, Recover reads back what was
+	// stored and sends the rest).
 	Fence *Fence
 }
 

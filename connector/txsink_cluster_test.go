@@ -96,7 +96,11 @@ func TestFencedTxSinkZombieRacesTheTakeover(t *testing.T) {
 				}
 			}()
 			for zombie.Batches().Stored < 3 {
-				time.Sleep(time.Millisecond)
+				select {
+				case err := <-done:
+					t.Fatalf("the zombie stopped before the takeover: %v", err)
+				case <-time.After(time.Millisecond):
+				}
 			}
 			attempts := 0
 			taken, err := takeFence(testCtx(t), ojs, "tx.out", "job.out.0", func(int) { attempts++ })

@@ -157,16 +157,20 @@ func TestFencedTxSinkRecommits(t *testing.T) {
 	tests := []struct {
 		name string
 		// window is the stream's duplicate window, stored the records the
-		// earlier owner committed (whole batches).
-		window time.Duration
-		stored int
-		st     RecoverStats
-		want   BatchStats
+		// earlier owner committed (whole batches, or one by one when
+		// unfenced).
+		window   time.Duration
+		stored   int
+		unfenced bool
+		st       RecoverStats
+		want     BatchStats
 	}{
-		{"committed", time.Minute, 2500, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Skipped: 3}},
-		{"two batches of three", time.Minute, 2000, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 1, Skipped: 2}},
-		{"nothing", time.Minute, 0, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 3}},
-		{"two batches beyond the window", time.Second, 2000, RecoverStats{Epochs: 1, Published: 500, Skipped: 2000, ReadBack: true}, BatchStats{Stored: 1, Skipped: 2}},
+		{"committed", time.Minute, 2500, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Skipped: 3}},
+		{"two batches of three", time.Minute, 2000, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 1, Skipped: 2}},
+		{"nothing", time.Minute, 0, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 3}},
+		{"two batches beyond the window", time.Second, 2000, false, RecoverStats{Epochs: 1, Published: 500, Skipped: 2000, ReadBack: true}, BatchStats{Stored: 1, Skipped: 2}},
+		// Read back, the second batch sends only its last 500 records.
+		{"one and a half batches unfenced, beyond the window", time.Second, 1500, true, RecoverStats{Epochs: 1, Published: 1000, Skipped: 1500, ReadBack: true}, BatchStats{Stored: 2, Skipped: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,9 +179,13 @@ func TestFencedTxSinkRecommits(t *testing.T) {
 			epochs := sealedEpoch(t, ts, "job.out.0", 7, txRecords(0, 2500))
 			restored := time.Now()
 			if tt.stored > 0 {
-				// The earlier owner's commit stopped after its first
-				// batches: the same records of the same epoch.
-				earlier := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: takeTestFence(t, ts.js, "job.out.0")})
+				// The earlier owner's commit stopped part way: the
+				// same first records of the same epoch.
+				cfg := TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0"}
+				if !tt.unfenced {
+					cfg.Fence = takeTestFence(t, ts.js, "job.out.0")
+				}
+				earlier := newTxSink(t, ts, cfg)
 				if err := commitEpoch(t, earlier, 7, txRecords(0, tt.stored)); err != nil {
 					t.Fatal(err)
 				}
