@@ -107,13 +107,40 @@ func BenchmarkJetStreamSink(b *testing.B) {
 
 // BenchmarkTxSinkCommit stages b.N records in one epoch and commits it:
 // the publishing an exactly-once sink adds over BenchmarkJetStreamSink.
-func BenchmarkTxSinkCommit(b *testing.B) {
-	ts := startServer(b)
+func BenchmarkTxSinkCommit(b *testing.B) { benchTxSinkCommit(b, false, 1) }
+
+// BenchmarkTxSinkCommitFenced is BenchmarkTxSinkCommit with the sink
+// fenced: the epoch goes out as atomic batches of 1,000, one at a time.
+func BenchmarkTxSinkCommitFenced(b *testing.B) { benchTxSinkCommit(b, true, 1) }
+
+// BenchmarkTxSinkCommitR3 and BenchmarkTxSinkCommitR3Fenced commit to a
+// stream of three replicas on a cluster of three nodes in the process, the
+// stream a fenced sink has in cluster mode.
+func BenchmarkTxSinkCommitR3(b *testing.B)       { benchTxSinkCommit(b, false, 3) }
+func BenchmarkTxSinkCommitR3Fenced(b *testing.B) { benchTxSinkCommit(b, true, 3) }
+
+func benchTxSinkCommit(b *testing.B, fenced bool, replicas int) {
 	ctx := testCtx(b)
-	if err := EnsureStream(ctx, ts.js, "BENCH", "bench.>"); err != nil {
-		b.Fatal(err)
+	var js jetstream.JetStream
+	if replicas == 1 {
+		js = startServer(b).js
+		if err := EnsureStream(ctx, js, "BENCH", "bench.>"); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		c := startCluster(b, replicas)
+		c.createStream(b, jetstream.StreamConfig{Name: "BENCH", Subjects: []string{"bench.>"}, Replicas: replicas, Storage: jetstream.FileStorage})
+		js = c.js[1]
 	}
-	sink, err := NewTxSink(ctx, ts.js, TxSinkConfig{Subject: "bench.out", Prefix: "job.out.0", SpillDir: b.TempDir()})
+	cfg := TxSinkConfig{Subject: "bench.out", Prefix: "job.out.0", SpillDir: b.TempDir()}
+	if fenced {
+		f, err := TakeFence(ctx, js, cfg.Subject, cfg.Prefix)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Fence = f
+	}
+	sink, err := NewTxSink(ctx, js, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

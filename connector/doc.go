@@ -17,6 +17,13 @@
 // JetStream's de-duplication within the stream's duplicate window and
 // reading the stored ids back beyond it.
 //
+// In cluster mode a job may move to another worker while the old one still
+// runs. Each sink subtask's new owner then takes its fence (TakeFence), a
+// message in the sink's stream, and its TxSink commits in JetStream atomic
+// batches that the server stores only while that fence is the latest: the
+// old owner's commits fail with ErrFenced and store nothing. A JetStream
+// source skips fence messages and drops the headers of atomic batches.
+//
 // The embedded server acknowledges a write once it is in the file store's
 // buffers and syncs to disk periodically (every two minutes by default): a
 // killed process loses nothing the kernel has, a power loss can lose

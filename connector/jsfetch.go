@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"wasmstream.io/platform/abi"
 )
 
@@ -103,8 +105,12 @@ func (s *JetStreamSource) deliver(b *abi.Batch, d delivery) (bool, error) {
 			s.gapFn(gap)
 		}
 	}
-	s.scratch.append(b, d.msg.Data(), time.Unix(0, meta.nanos).UnixMilli(), d.msg.Headers())
-	s.splits = append(s.splits, int32(d.filter))
+	// A fence of a sink writing to the stream (TakeFence) is no record.
+	record := !strings.HasPrefix(d.msg.Subject(), fencePrefix)
+	if record {
+		s.scratch.append(b, d.msg.Data(), time.Unix(0, meta.nanos).UnixMilli(), d.msg.Headers())
+		s.splits = append(s.splits, int32(d.filter))
+	}
 	f.pos = seq
 	f.pending.Store(meta.pending)
 	// NumPending is 0 before the end only when the messages up to the end
@@ -112,7 +118,7 @@ func (s *JetStreamSource) deliver(b *abi.Batch, d delivery) (bool, error) {
 	if s.bounded && (seq == f.end || meta.pending == 0) {
 		s.finish(f)
 	}
-	return true, nil
+	return record, nil
 }
 
 // recordScratch turns NATS messages into records without allocating once it
@@ -125,13 +131,16 @@ type recordScratch struct {
 
 // append adds a record with an empty key. NATS decodes headers into a map,
 // so their order across names is not kept: names are emitted sorted, and
-// the values of a repeated name in the order they were sent.
+// the values of a repeated name in the order they were sent. The headers a
+// fenced sink wrote the message with are dropped (writeHeader).
 func (r *recordScratch) append(b *abi.Batch, value []byte, ts int64, h nats.Header) {
 	r.headers = r.headers[:0]
 	if len(h) > 0 {
 		r.names = r.names[:0]
 		for name := range h {
-			r.names = append(r.names, name)
+			if !writeHeader(name) {
+				r.names = append(r.names, name)
+			}
 		}
 		slices.Sort(r.names)
 		// Slices taken from bytes stay valid if it grows: they keep the
@@ -149,4 +158,16 @@ func (r *recordScratch) append(b *abi.Batch, value []byte, ts int64, h nats.Head
 		}
 	}
 	b.AppendParts(nil, value, ts, r.headers)
+}
+
+// writeHeader: a header of that name says how a fenced sink wrote the
+// message (as part of an atomic batch, on the condition of its fence), not
+// what the record is; passed on, it would make a sink's publish of the
+// record part of a batch or conditional.
+func writeHeader(name string) bool {
+	switch name {
+	case hdrBatchID, hdrBatchSeq, hdrBatchCommit, jetstream.ExpectedLastSubjSeqHeader, jetstream.ExpectedLastSubjSeqSubjHeader:
+		return true
+	}
+	return false
 }

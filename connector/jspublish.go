@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,16 +36,10 @@ type ackPublisher struct {
 	nc  *nats.Conn
 	sub *nats.Subscription
 	// msg is reused for every message: PublishMsg encodes it before it
-	// returns. plain is the header of a record without headers of its own:
-	// its values alias vals, so that from one such record to the next only
-	// vals change and the map is not touched. own is the header rebuilt
-	// for a record with headers; ids: messages carry Nats-Msg-Id.
+	// returns. hdr builds its header (with Nats-Msg-Id when the publisher
+	// adds ids).
 	msg   nats.Msg
-	plain nats.Header
-	own   nats.Header
-	vals  [3]string
-	ts    [20]byte
-	ids   bool
+	hdr   recordHeaders
 	timer *time.Timer
 
 	// sent counts publishes (the sink's goroutine only); acked counts
@@ -61,42 +54,23 @@ type ackPublisher struct {
 	err error
 }
 
-// The values of the headers the sink sets, in ackPublisher.vals.
-const (
-	valKey = iota
-	valID
-	valTimestamp
-)
-
 // newAckPublisher subscribes to a new reply subject on nc for publishes to
 // subject; ids adds a Nats-Msg-Id header to every message.
 func newAckPublisher(nc *nats.Conn, subject string, ids bool) (*ackPublisher, error) {
 	p := &ackPublisher{
-		nc: nc, wake: make(chan struct{}, 1), ids: ids,
+		nc: nc, wake: make(chan struct{}, 1),
 		msg:   nats.Msg{Subject: subject, Reply: nc.NewInbox()},
-		own:   nats.Header{},
 		timer: time.NewTimer(time.Hour),
 	}
 	p.timer.Stop()
 	p.wakeAt.Store(math.MaxInt64)
-	p.plain = make(nats.Header, 3)
-	p.setOwn(p.plain)
+	p.hdr.init(ids, false)
 	sub, err := nc.Subscribe(p.msg.Reply, p.onAck)
 	if err != nil {
 		return nil, fmt.Errorf("connector: sink to %q: subscribe to acknowledgements: %w", subject, err)
 	}
 	p.sub = sub
 	return p, nil
-}
-
-// setOwn sets the headers the sink adds in h, replacing those of the same
-// names, as slices of vals.
-func (p *ackPublisher) setOwn(h nats.Header) {
-	h[HeaderKey] = p.vals[valKey : valKey+1 : valKey+1]
-	h[HeaderTimestamp] = p.vals[valTimestamp : valTimestamp+1 : valTimestamp+1]
-	if p.ids {
-		h[nats.MsgIdHdr] = p.vals[valID : valID+1 : valID+1]
-	}
 }
 
 // onAck counts one acknowledgement and keeps the first error one carries.
@@ -156,24 +130,11 @@ func aliasString(b []byte) string { return unsafe.String(unsafe.SliceData(b), le
 // PublishMsg copies the encoded message into the connection's buffer before
 // it returns.
 func (p *ackPublisher) publish(r *abi.Record, id []byte) error {
-	h := p.plain
-	if len(r.Headers) > 0 {
-		h = p.own
-		clear(h)
-		for _, hd := range r.Headers {
-			name := string(hd.Name)
-			h[name] = append(h[name], string(hd.Value))
-		}
-		p.setOwn(h)
-	}
-	p.vals[valKey] = aliasString(r.Key)
-	p.vals[valID] = aliasString(id)
-	p.vals[valTimestamp] = aliasString(strconv.AppendInt(p.ts[:0], r.Timestamp, 10))
-	p.msg.Header = h
+	p.msg.Header = p.hdr.header(r, id)
 	p.msg.Data = r.Value
 	err := p.nc.PublishMsg(&p.msg)
 	p.msg.Data = nil
-	p.vals = [3]string{}
+	p.hdr.reset()
 	if err != nil {
 		return err
 	}

@@ -25,13 +25,26 @@ type TxSinkConfig struct {
 	// Prefix starts every Nats-Msg-Id: job, sink and subtask, e.g.
 	// "job.sink.3"; the epoch and the record's index in it follow.
 	Prefix string
-	// MaxInFlight bounds unacknowledged publishes; default 4096.
+	// MaxInFlight bounds unacknowledged publishes; default 4096. A fenced
+	// sink has one atomic batch (at most 1,000 messages) in flight instead.
 	MaxInFlight int
 	// Budget bounds the staged bytes in memory (the open epoch and the
 	// sealed ones not yet committed); past it the open epoch spills to a
 	// file in SpillDir. Default DefaultTxBudget.
 	Budget   int64
 	SpillDir string
+	// Fence, when set, is the subtask's fencing token (TakeFence, cluster
+	// mode): every commit is then published as JetStream atomic batches,
+	// each stored only if the fence is still the latest, and a commit
+	// after another owner took the fence fails with ErrFenced. Nil (one
+	// process, the embedded mode) publishes each message on its own.
+	//
+	// A batch refused for holding an id JetStream has is taken as stored
+	// whole, which holds when every commit of the epoch was fenced: an
+	// epoch an unfenced sink began to commit must not be committed fenced
+	// within the duplicate window (beyond it, Recover reads back what was
+	// stored and sends the rest).
+	Fence *Fence
 }
 
 // TxSink is an exactly-once JetStream sink subtask: a two-phase commit over
@@ -45,11 +58,18 @@ type TxSinkConfig struct {
 // stream's duplicate window, and beyond it Recover reads back the ids stored
 // since the commit started and skips them.
 //
+// A fenced sink (TxSinkConfig.Fence) publishes each epoch as atomic
+// batches of the indexes [1000k, 1000k+1000), one batch at a time, each
+// conditional on the fence; a recommit sends the very same batches, and a
+// batch JetStream finds a duplicate of was stored whole before and is
+// skipped.
+//
 // Goroutines: the subtask's goroutine calls every method; the reader
 // Snapshot returns may be read on another. The committer goroutine (started
 // by NewTxSink, ended by Close) publishes queued epochs, which are sealed
-// and so never change, through an ackPublisher; mu guards what the two
-// share (err, outstanding, changed and each Epoch's committed flag).
+// and so never change, through an ackPublisher (a batchPublisher when
+// fenced); mu guards what the two share (err, outstanding, changed and each
+// Epoch's committed flag), and the batch counters are atomic.
 type TxSink struct {
 	js      jetstream.JetStream
 	subject string
@@ -67,7 +87,13 @@ type TxSink struct {
 	committed int64
 	closed    bool
 
-	pub    *ackPublisher
+	pub *ackPublisher
+	// batches publishes instead of pub when the sink is fenced.
+	batches *batchPublisher
+	stats   batchCounters
+	// backoff is the wait before a batch's first resend.
+	backoff time.Duration
+
 	queue  chan commitJob
 	stop   context.CancelFunc
 	runCtx context.Context
@@ -99,17 +125,29 @@ func NewTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig) (*
 	if cfg.Budget <= 0 {
 		cfg.Budget = DefaultTxBudget
 	}
-	stream, window, err := DuplicateWindow(ctx, js, cfg.Subject)
+	stream, scfg, err := sinkStream(ctx, js, cfg.Subject)
 	if err != nil {
 		return nil, err
 	}
-	pub, err := newAckPublisher(js.Conn(), cfg.Subject, true)
+	var (
+		pub     *ackPublisher
+		batches *batchPublisher
+	)
+	if cfg.Fence != nil {
+		if err := fenceable(cfg.Subject, scfg, cfg.Fence); err != nil {
+			return nil, err
+		}
+		batches, err = newBatchPublisher(js.Conn(), cfg.Subject, cfg.Fence)
+	} else {
+		pub, err = newAckPublisher(js.Conn(), cfg.Subject, true)
+	}
 	if err != nil {
 		return nil, err
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	s := &TxSink{
-		js: js, subject: cfg.Subject, stream: stream, window: window, prefix: cfg.Prefix, pub: pub,
+		js: js, subject: cfg.Subject, stream: stream, window: scfg.Duplicates, prefix: cfg.Prefix,
+		pub: pub, batches: batches, backoff: batchBackoff,
 		budget: cfg.Budget, dir: cfg.SpillDir, open: newEpoch(cfg.Prefix),
 		queue: make(chan commitJob, 64), stop: stop, runCtx: runCtx, done: make(chan struct{}),
 		changed: make(chan struct{}),
@@ -121,15 +159,24 @@ func NewTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig) (*
 // DuplicateWindow finds the stream that captures subject and its duplicate
 // window.
 func DuplicateWindow(ctx context.Context, js jetstream.JetStream, subject string) (stream string, window time.Duration, err error) {
-	stream, err = js.StreamNameBySubject(ctx, subject)
+	stream, cfg, err := sinkStream(ctx, js, subject)
 	if err != nil {
-		return "", 0, fmt.Errorf("connector: sink to %q: no stream captures the subject: %w", subject, err)
+		return "", 0, err
+	}
+	return stream, cfg.Duplicates, nil
+}
+
+// sinkStream finds the stream that captures subject and its configuration.
+func sinkStream(ctx context.Context, js jetstream.JetStream, subject string) (string, jetstream.StreamConfig, error) {
+	stream, err := js.StreamNameBySubject(ctx, subject)
+	if err != nil {
+		return "", jetstream.StreamConfig{}, fmt.Errorf("connector: sink to %q: no stream captures the subject: %w", subject, err)
 	}
 	st, err := js.Stream(ctx, stream)
 	if err != nil {
-		return "", 0, fmt.Errorf("connector: sink to %q: stream %q: %w", subject, stream, err)
+		return "", jetstream.StreamConfig{}, fmt.Errorf("connector: sink to %q: stream %q: %w", subject, stream, err)
 	}
-	return stream, st.CachedInfo().Config.Duplicates, nil
+	return stream, st.CachedInfo().Config, nil
 }
 
 // Write stages records in the open epoch. Past the memory budget the open

@@ -8,12 +8,17 @@ import (
 
 // commitLoop is the committer goroutine: it publishes queued epochs one after
 // the other, each message with its id, keeping at most maxInFlight
-// unacknowledged, and marks an epoch committed once all its messages are
-// acknowledged. After a failure it only counts epochs off: the subtask fails
-// and recovery publishes them again.
+// unacknowledged (a fenced sink: in atomic batches, publishFenced), and
+// marks an epoch committed once all its messages are acknowledged. After a
+// failure it only counts epochs off: the subtask fails and recovery
+// publishes them again.
 func (s *TxSink) commitLoop(maxInFlight int) {
 	defer close(s.done)
-	defer s.pub.close()
+	if s.batches != nil {
+		defer s.batches.close()
+	} else {
+		defer s.pub.close()
+	}
 	for {
 		var job commitJob
 		select {
@@ -22,7 +27,11 @@ func (s *TxSink) commitLoop(maxInFlight int) {
 			return
 		}
 		err := s.err0()
-		if err == nil {
+		switch {
+		case err != nil:
+		case s.batches != nil:
+			err = s.publishFenced(job)
+		default:
 			err = s.publish(job, int64(maxInFlight))
 		}
 		s.mu.Lock()
@@ -49,9 +58,7 @@ func (s *TxSink) err0() error {
 // waits for all their acknowledgements.
 func (s *TxSink) publish(job commitJob, maxInFlight int64) error {
 	e := job.e
-	id := make([]byte, 0, len(e.Prefix)+42)
-	id = strconv.AppendInt(append(append(id, e.Prefix...), '.'), e.ID, 10)
-	id = append(id, '.')
+	id := idPrefix(e)
 	base := len(id)
 	unacked := int64(0)
 	err := e.each(func(index int64, r *abi.Record) error {
@@ -80,6 +87,14 @@ func (s *TxSink) publish(job commitJob, maxInFlight int64) error {
 		return s.failed(err)
 	}
 	return nil
+}
+
+// idPrefix is what every message id of e starts with, prefix.epoch., in a
+// buffer with room for the index.
+func idPrefix(e *Epoch) []byte {
+	id := make([]byte, 0, len(e.Prefix)+42)
+	id = strconv.AppendInt(append(append(id, e.Prefix...), '.'), e.ID, 10)
+	return append(id, '.')
 }
 
 func (s *TxSink) failed(err error) error {

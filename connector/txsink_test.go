@@ -157,10 +157,10 @@ func TestTxSinkRecoverDeduplicates(t *testing.T) {
 	checkExactlyOnce(t, ts, 500)
 }
 
-// TestTxSinkRecoverFencesBeyondTheWindow: when the crashed commit began longer
-// ago than the duplicate window, recovery reads the stored ids back and
-// publishes only the rest.
-func TestTxSinkRecoverFencesBeyondTheWindow(t *testing.T) {
+// TestTxSinkRecoverReadsBackBeyondTheWindow: when the crashed commit began
+// longer ago than the duplicate window, recovery reads the stored ids back
+// and publishes only the rest.
+func TestTxSinkRecoverReadsBackBeyondTheWindow(t *testing.T) {
 	ts := startServer(t)
 	newTxStream(t, ts, time.Second)
 	ctx := testCtx(t)
@@ -200,7 +200,7 @@ func TestTxSinkRecoverFencesBeyondTheWindow(t *testing.T) {
 	if err := other.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// A one-second window is shorter than the margin: the epoch is fenced
+	// A one-second window is shorter than the margin: the epoch is read back
 	// without waiting for the window to pass.
 	again := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.1"})
 	st, err := again.Recover(ctx, epochs, restored)

@@ -32,12 +32,12 @@ type RecoverStats struct {
 // epochs it kept) and waits until they are acknowledged. restored is when
 // that checkpoint was triggered: no commit of an epoch that has no Since
 // began before it. An epoch whose commit may have begun longer ago than the
-// stream's duplicate window (less a margin) is fenced: the ids stored since
-// its commit began are read back from the stream and not published again.
+// stream's duplicate window (less a margin) is read back: the ids stored
+// since its commit began are read from the stream and not published again.
 func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Time) (RecoverStats, error) {
 	st := RecoverStats{Epochs: len(epochs)}
 	var (
-		fenced   = map[string]map[int64]bool{}
+		checked  = map[string]map[int64]bool{}
 		earliest time.Time
 	)
 	for _, e := range epochs {
@@ -49,19 +49,19 @@ func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Tim
 		if time.Since(since) < s.window-clockMargin {
 			continue
 		}
-		fenced[epochPrefix(e)] = map[int64]bool{}
+		checked[epochPrefix(e)] = map[int64]bool{}
 		if earliest.IsZero() || since.Before(earliest) {
 			earliest = since
 		}
 	}
-	if len(fenced) > 0 {
+	if len(checked) > 0 {
 		st.ReadBack = true
-		if err := s.readBack(ctx, earliest, fenced); err != nil {
+		if err := s.readBack(ctx, earliest, checked); err != nil {
 			return st, err
 		}
 	}
 	for _, e := range epochs {
-		skip := fenced[epochPrefix(e)]
+		skip := checked[epochPrefix(e)]
 		st.Skipped += int64(len(skip))
 		st.Published += e.Count - int64(len(skip))
 		e.Since = time.Now()
@@ -80,8 +80,8 @@ func epochPrefix(e *Epoch) string {
 }
 
 // readBack reads the message ids stored on the sink's subject since since
-// and records, for each epoch prefix in fenced, the indexes found.
-func (s *TxSink) readBack(ctx context.Context, since time.Time, fenced map[string]map[int64]bool) error {
+// and records, for each epoch prefix in checked, the indexes found.
+func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[string]map[int64]bool) error {
 	st, err := s.js.Stream(ctx, s.stream)
 	if err != nil {
 		return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
@@ -114,7 +114,7 @@ func (s *TxSink) readBack(ctx context.Context, since time.Time, fenced map[strin
 		done := false
 		for msg := range batch.Messages() {
 			n++
-			noteStored(msg.Headers().Get(nats.MsgIdHdr), fenced)
+			noteStored(msg.Headers().Get(nats.MsgIdHdr), checked)
 			if meta, err := msg.Metadata(); err == nil && meta.Sequence.Stream >= last.Sequence {
 				done = true
 			}
@@ -128,13 +128,14 @@ func (s *TxSink) readBack(ctx context.Context, since time.Time, fenced map[strin
 	}
 }
 
-// noteStored records a stored message id if it belongs to a fenced epoch.
-func noteStored(id string, fenced map[string]map[int64]bool) {
+// noteStored records a stored message id if it belongs to an epoch in
+// checked.
+func noteStored(id string, checked map[string]map[int64]bool) {
 	dot := strings.LastIndexByte(id, '.')
 	if dot < 0 {
 		return
 	}
-	skip, ok := fenced[id[:dot+1]]
+	skip, ok := checked[id[:dot+1]]
 	if !ok {
 		return
 	}

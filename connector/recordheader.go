@@ -1,0 +1,103 @@
+package connector
+
+import (
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/abi"
+)
+
+// Headers of a message in a JetStream atomic batch.
+const (
+	hdrBatchID     = "Nats-Batch-Id"
+	hdrBatchSeq    = "Nats-Batch-Sequence"
+	hdrBatchCommit = "Nats-Batch-Commit"
+)
+
+// The values of the headers a sink sets, in recordHeaders.vals.
+const (
+	valKey = iota
+	valID
+	valTimestamp
+	// The headers of a message in an atomic batch (recordHeaders.batch).
+	valBatchID
+	valBatchSeq
+	valBatchCommit
+	valFenceSeq
+	valFenceSubject
+	numVals
+)
+
+// recordHeaders builds the header of the message of a record, reusing its
+// maps and values. plain is the header of a record without headers of its
+// own: its values alias vals, so that from one such record to the next only
+// vals change and the map is not touched. own is the header rebuilt for a
+// record with headers. ids: messages carry Nats-Msg-Id; batch: they carry
+// the headers of an atomic batch, whose values the batch publisher sets in
+// vals (the commit and fence headers present or not, per message).
+type recordHeaders struct {
+	plain nats.Header
+	own   nats.Header
+	vals  [numVals]string
+	ts    [20]byte
+	ids   bool
+	batch bool
+}
+
+// init makes the headers in place: the plain header's values are slices of
+// vals, so h must not be copied after.
+func (h *recordHeaders) init(ids, batch bool) {
+	h.plain, h.own, h.ids, h.batch = make(nats.Header, numVals), nats.Header{}, ids, batch
+	h.setOwn(h.plain)
+}
+
+// setOwn sets the headers the sink adds in hd, replacing those of the same
+// names, as slices of vals.
+func (h *recordHeaders) setOwn(hd nats.Header) {
+	hd[HeaderKey] = h.slot(valKey, true)
+	hd[HeaderTimestamp] = h.slot(valTimestamp, true)
+	if h.ids {
+		hd[nats.MsgIdHdr] = h.slot(valID, true)
+	}
+	if h.batch {
+		hd[hdrBatchID] = h.slot(valBatchID, true)
+		hd[hdrBatchSeq] = h.slot(valBatchSeq, true)
+		hd[hdrBatchCommit] = h.slot(valBatchCommit, false)
+		hd[jetstream.ExpectedLastSubjSeqHeader] = h.slot(valFenceSeq, false)
+		hd[jetstream.ExpectedLastSubjSeqSubjHeader] = h.slot(valFenceSubject, false)
+	}
+}
+
+// slot is value i as a header's values: one value, or none (the header is
+// then not sent).
+func (h *recordHeaders) slot(i int, present bool) []string {
+	if present {
+		return h.vals[i : i+1 : i+1]
+	}
+	return h.vals[i:i:i]
+}
+
+// header returns the header of the message of record r with id. r must have
+// passed validRecord; the values alias r's key and id until reset.
+func (h *recordHeaders) header(r *abi.Record, id []byte) nats.Header {
+	hd := h.plain
+	if len(r.Headers) > 0 {
+		hd = h.own
+		clear(hd)
+		for _, rh := range r.Headers {
+			name := string(rh.Name)
+			hd[name] = append(hd[name], string(rh.Value))
+		}
+		h.setOwn(hd)
+	}
+	h.vals[valKey] = aliasString(r.Key)
+	h.vals[valID] = aliasString(id)
+	h.vals[valTimestamp] = aliasString(strconv.AppendInt(h.ts[:0], r.Timestamp, 10))
+	return hd
+}
+
+// reset drops the values of a record, so that nothing of it is kept; the
+// values of a batch stay.
+func (h *recordHeaders) reset() { h.vals[valKey], h.vals[valID], h.vals[valTimestamp] = "", "", "" }
