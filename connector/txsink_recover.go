@@ -105,6 +105,11 @@ func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[stri
 			_ = s.js.DeleteConsumer(context.WithoutCancel(ctx), s.stream, info.Name)
 		}
 	}()
+	// The read ends at the subject's last message when it began. A fetch
+	// that brings nothing before it is tried again: on a NATS cluster the
+	// consumer's interest can reach the node after the fetch does (no
+	// responders). Thirty seconds without progress fail the read.
+	progress := time.Now()
 	for {
 		batch, err := cons.Fetch(pullBatch, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
@@ -119,14 +124,27 @@ func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[stri
 				done = true
 			}
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+		err = batch.Error()
+		if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, nats.ErrNoResponders) {
 			return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
 		}
-		if done || n == 0 {
-			return ctx.Err()
+		if done {
+			return nil
+		}
+		if n > 0 {
+			progress = time.Now()
+		} else if time.Since(progress) > readBackStall {
+			return fmt.Errorf("connector: sink to %q: read back stream %q: no progress for %s before sequence %d: %v",
+				s.subject, s.stream, readBackStall, last.Sequence, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 	}
 }
+
+// readBackStall is how long a read-back may bring nothing before it fails.
+const readBackStall = 30 * time.Second
 
 // noteStored records a stored message id if it belongs to an epoch in
 // checked.

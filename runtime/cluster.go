@@ -3,11 +3,13 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
 
 	"wasmstream.io/platform/cluster"
+	"wasmstream.io/platform/connector"
 )
 
 // WorkerInfo is a worker of the cluster as the API lists it: its
@@ -218,6 +220,7 @@ func (j *job) own(lease *cluster.Lease, rev uint64) {
 	if j.x.Checkpoints != nil {
 		j.x.Checkpoints.Lineage = lease
 	}
+	j.x.SinkFence = j.sinkFence
 	go func() {
 		select {
 		case <-lease.Lost():
@@ -360,4 +363,31 @@ func (m *Manager) remoteRecords() []*jobRecord {
 		}
 	}
 	return out
+}
+
+// sinkFence is the fencing token of one exactly-once sink subtask under the
+// job's lease: taken (a fence message written on the sink's stream) the
+// first time the subtask starts under this lease, and kept for its
+// restarts here, so that a worker that lost the lease keeps its old token,
+// which JetStream refuses once the new owner has taken its own.
+func (j *job) sinkFence(ctx context.Context, key, subject string) (*connector.Fence, error) {
+	j.fenceMu.Lock()
+	defer j.fenceMu.Unlock()
+	if f, ok := j.fences[key]; ok {
+		return f, nil
+	}
+	select {
+	case <-j.lease.Lost():
+		return nil, fmt.Errorf("job %s: %w", j.id, cluster.ErrLost)
+	default:
+	}
+	f, err := connector.TakeFence(ctx, j.mgr.cfg.JetStream, subject, key)
+	if err != nil {
+		return nil, err
+	}
+	if j.fences == nil {
+		j.fences = map[string]*connector.Fence{}
+	}
+	j.fences[key] = f
+	return f, nil
 }

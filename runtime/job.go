@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wasmstream.io/platform/cluster"
+	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exec"
 	"wasmstream.io/platform/runtime/plan"
 )
@@ -56,6 +57,9 @@ type job struct {
 	lease     *cluster.Lease
 	persistMu sync.Mutex
 	regRev    uint64
+	// fences are the sink subtasks' fencing tokens under lease, by key.
+	fenceMu sync.Mutex
+	fences  map[string]*connector.Fence
 
 	done chan struct{}
 }

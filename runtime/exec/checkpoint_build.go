@@ -89,9 +89,14 @@ func (b *builder) checkpointStage(ctx context.Context, t *Task, v *plan.Vertex, 
 // epochs the restored checkpoint holds before the task starts.
 func (b *builder) txSink(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
 	js := v.Sink.JetStream
+	prefix := fmt.Sprintf("%s.%s.%d", b.j.ID, v.ID, i)
+	fence, err := b.fence(ctx, prefix, js.Subject)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", v.ID, err)
+	}
 	sink, err := connector.NewTxSink(ctx, b.j.Env.JetStream, connector.TxSinkConfig{
-		Subject: js.Subject, Prefix: fmt.Sprintf("%s.%s.%d", b.j.ID, v.ID, i), MaxInFlight: js.MaxInFlight,
-		SpillDir: b.spillDir(), Budget: b.j.Env.Budgets.SinkStaging,
+		Subject: js.Subject, Prefix: prefix, MaxInFlight: js.MaxInFlight,
+		SpillDir: b.spillDir(), Budget: b.j.Env.Budgets.SinkStaging, Fence: fence,
 	})
 	if err != nil {
 		return nil, err
@@ -114,6 +119,15 @@ func (b *builder) txSink(ctx context.Context, t *Task, v *plan.Vertex, i int) (o
 	return s, nil
 }
 
+// fence is the fencing token a transactional sink subtask with message id
+// prefix commits to subject under, in cluster mode; nil otherwise.
+func (b *builder) fence(ctx context.Context, prefix, subject string) (*connector.Fence, error) {
+	if b.j.SinkFence == nil {
+		return nil, nil
+	}
+	return b.j.SinkFence(ctx, prefix, subject)
+}
+
 // txDeadLetters builds the dead-letter sink of subtask i of the task headed
 // by v in an exactly-once job: a transactional sink, like txSink's, that
 // stages the task's dead letters with its checkpoints and publishes them
@@ -121,9 +135,14 @@ func (b *builder) txSink(ctx context.Context, t *Task, v *plan.Vertex, i int) (o
 // once the checkpoint after them completes. The dead letters the restored
 // checkpoint holds are committed before the task starts.
 func (b *builder) txDeadLetters(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
+	prefix := deadLetterPrefix(b.j.ID, v.ID, i)
+	fence, err := b.fence(ctx, prefix, b.j.Plan.Job.DeadLetter)
+	if err != nil {
+		return nil, fmt.Errorf("dead letters: %w", err)
+	}
 	sink, err := connector.NewTxSink(ctx, b.j.Env.JetStream, connector.TxSinkConfig{
-		Subject: b.j.Plan.Job.DeadLetter, Prefix: deadLetterPrefix(b.j.ID, v.ID, i),
-		SpillDir: b.spillDir(), Budget: b.j.Env.Budgets.SinkStaging,
+		Subject: b.j.Plan.Job.DeadLetter, Prefix: prefix,
+		SpillDir: b.spillDir(), Budget: b.j.Env.Budgets.SinkStaging, Fence: fence,
 	})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/plan"
 )
@@ -30,6 +31,11 @@ type Job struct {
 	BoundedEnd func(source string, compute func() (map[string]uint64, error)) (map[string]uint64, error)
 	// Observer hears what the job's runs do.
 	Observer Observer
+	// SinkFence, in cluster mode, gives the fencing token each
+	// exactly-once sink (and dead-letter) subtask commits under, by the
+	// subtask's key (its message id prefix) and subject; nil commits
+	// unfenced.
+	SinkFence func(ctx context.Context, key, subject string) (*connector.Fence, error)
 }
 
 // Env holds the platform's handles that subtasks use.
