@@ -24,7 +24,9 @@ import (
 // one goroutine, so that no two overlap, and each healthy call counts for
 // the neighbour that ran throughout it (or none): every figure comes from
 // the same seconds of a shared machine. A slowdown is the throughput alone
-// over the throughput beside that neighbour.
+// over the throughput beside that neighbour. A turn lasts neighbourWindow
+// and longer while a bomb under way ends, so a short -benchtime reaches
+// only the first neighbours; 20s gives each of them about ten turns.
 //
 // The neighbours: "budget" bombs memory over and over on the same Host:
 // testdata/bomb.wat grows its memory 1 MiB at a time, touching every page,
@@ -80,11 +82,16 @@ func BenchmarkNeighbourBomb(b *testing.B) {
 		b.Fatal(err)
 	}
 	rate := func(i int) float64 { return float64(calls[i]*healthyRecords) / took[i].Seconds() }
+	if calls[len(neighbours)] == 0 {
+		b.Log("no call ran alone: run longer (-benchtime 20s)")
+		return
+	}
 	alone := rate(len(neighbours))
 	b.ReportMetric(alone, "alone-records/s")
 	for i, n := range neighbours {
-		if calls[i] == 0 || n.bombs == 0 || calls[len(neighbours)] == 0 {
-			b.Fatalf("%d calls alone, %d beside %s, %d bombs: run longer (-benchtime)", calls[len(neighbours)], calls[i], n.name, n.bombs)
+		if calls[i] == 0 || n.bombs == 0 {
+			b.Logf("%s: %d calls beside it, %d bombs: run longer (-benchtime 20s)", n.name, calls[i], n.bombs)
+			continue
 		}
 		b.ReportMetric(alone/rate(i), n.name+"-slowdown")
 		b.ReportMetric(float64(n.bombs)/n.ran.Seconds(), n.name+"-bombs/s")
