@@ -40,7 +40,7 @@ const (
 	rssMargin = 16 << 20
 )
 
-func newBudgetHost(t *testing.T, budget int64) *Host {
+func newBudgetHost(t testing.TB, budget int64) *Host {
 	t.Helper()
 	h, err := New(context.Background(), Config{Logger: slog.New(&recorder{}), MemoryBudget: budget})
 	if err != nil {

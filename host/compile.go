@@ -49,7 +49,8 @@ type compiled struct {
 const maxIdle = 4
 
 // Compile validates a module, instruments it so that its calls can be
-// stopped (instrument.go) and compiles it for the default memory limit. It
+// stopped (instrument.go) and compiles it for the default memory limit; a
+// module above MaxExports or MaxFunctions is refused before either. It
 // keeps no reference to wasm. Problems with the module come back as a
 // *ValidationError listing every problem found.
 func (h *Host) Compile(ctx context.Context, wasm []byte) (*Module, error) {
@@ -87,6 +88,9 @@ func (h *Host) compile(ctx context.Context, id string, wasm []byte) (*Module, er
 	eng, err := h.engine(ctx, limitPages(DefaultMemoryLimit))
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w", id, err)
+	}
+	if problems := h.limits.check(wasm); len(problems) > 0 {
+		return nil, &ValidationError{Problems: problems}
 	}
 	instrumented, err := instrument(wasm)
 	if err != nil {

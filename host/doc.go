@@ -1,7 +1,8 @@
 // Package host owns the WebAssembly host of the platform: it compiles UDF
 // modules with wazero (behind one compilation cache, on disk when configured),
 // validates them against ABI v1 (exports, imports, ABI version and
-// self-description), and runs their functions in pooled, sandboxed instances
+// self-description) and the limits on what a module may declare
+// (limits.go), and runs their functions in pooled, sandboxed instances
 // with per-job memory limits, a process-wide memory budget (linearmem.go)
 // and per-call deadlines. Deadlines rest on
 // instrumentation: before compiling a module the host adds a stop flag and

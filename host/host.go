@@ -39,6 +39,8 @@ type Host struct {
 	closed  atomic.Bool
 	// validateTimeout bounds a module's validation calls.
 	validateTimeout time.Duration
+	// limits bound what a module may declare (limits.go).
+	limits moduleLimits
 
 	// budget bounds the instances' memories (linearmem.go); mapMemory
 	// says whether they are mappings (else Go slices, which trim returns
@@ -66,6 +68,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		log:             cfg.Logger,
 		epoch:           time.Now(),
 		validateTimeout: validateTimeout,
+		limits:          defaultLimits,
 		engines:         make(map[uint32]*engine),
 		modules:         make(map[string]*moduleEntry),
 		mapMemory:       mapMemoryDefault,

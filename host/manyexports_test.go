@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 
@@ -16,12 +17,16 @@ const manyExportsDescription = `{"abi":1,"functions":[{"name":"f","kind":"map"}]
 // manyExportsModule builds, byte by byte, a valid module with the ABI's
 // exports (as minimalWAT) and n more exported functions of type () -> ()
 // named e0, e1, ...; function f returns an empty output frame (at 2048).
-func manyExportsModule(n int) []byte { return manyExportsModuleStart(n, -1) }
+func manyExportsModule(n int) []byte { return manyFunctionsModule(n, n, -1) }
 
 // manyExportsModuleStart is manyExportsModule with function start (0
 // platform_abi_version, 1 platform_alloc, ...) as start function, none if
 // negative.
-func manyExportsModuleStart(n, start int) []byte {
+func manyExportsModuleStart(n, start int) []byte { return manyFunctionsModule(n, n, start) }
+
+// manyFunctionsModule is manyExportsModuleStart with n functions besides
+// the ABI's, of which the first exported are exported.
+func manyFunctionsModule(n, exported, start int) []byte {
 	section := func(b []byte, id byte, content []byte) []byte { return appendSection(b, id, content) }
 	vec := func(count int, items []byte) []byte { return append(appendU32(nil, uint32(count)), items...) }
 	functype := func(params, results []byte) []byte {
@@ -47,7 +52,7 @@ func manyExportsModuleStart(n, start int) []byte {
 	for i, name := range abiNames {
 		exports = appendU32(append(appendName(exports, name), externFunc), uint32(i))
 	}
-	for i := range n {
+	for i := range exported {
 		exports = appendU32(append(appendName(exports, fmt.Sprintf("e%d", i)), externFunc), uint32(len(abiNames)+i))
 	}
 	body := func(b []byte, code ...byte) []byte {
@@ -68,7 +73,7 @@ func manyExportsModuleStart(n, start int) []byte {
 	b = section(b, secType, vec(5, types))
 	b = section(b, secFunction, vec(len(funcs), funcs))
 	b = section(b, secMemory, []byte{1, 0, 1}) // one memory, min 1 page
-	b = section(b, secExport, vec(1+len(abiNames)+n, exports))
+	b = section(b, secExport, vec(1+len(abiNames)+exported, exports))
 	if start >= 0 {
 		b = section(b, secStart, appendU32(nil, uint32(start)))
 	}
@@ -102,12 +107,12 @@ func sleb64(v int64) []byte {
 }
 
 // TestValidateManyExports compiles modules with many exported functions
-// besides the ABI's and checks that each validates to its description and
-// runs.
+// besides the ABI's, up to MaxExports in all, and checks that each
+// validates to its description and runs.
 func TestValidateManyExports(t *testing.T) {
 	h, _ := newHost(t, "")
 	want := abi.Description{ABI: 1, Functions: []abi.Function{{Name: "f", Kind: abi.KindMap}}}
-	for _, n := range []int{0, 1, 1000, 200_000, 1_000_000} {
+	for _, n := range []int{0, 1, 1000, MaxExports - abiExports} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			wasm := manyExportsModule(n)
 			m, err := h.Compile(context.Background(), wasm)
@@ -129,27 +134,113 @@ func TestValidateManyExports(t *testing.T) {
 	}
 }
 
-// BenchmarkValidateManyExports is Compile (instrumentation, compilation,
-// validation) of modules with n exported functions besides the ABI's, on a
-// fresh Host each time so that nothing is cached.
-func BenchmarkValidateManyExports(b *testing.B) {
-	for _, n := range []int{12_500, 25_000, 50_000, 100_000, 200_000, 1_000_000} {
-		wasm := manyExportsModule(n)
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				h, err := New(ctx, Config{})
+// abiExports and abiFunctions are what manyFunctionsModule declares
+// besides its n functions: memory and the ABI's four functions.
+const (
+	abiExports   = 5
+	abiFunctions = 4
+)
+
+// TestModuleLimits: a module above MaxExports or MaxFunctions is refused
+// with a problem naming each limit it exceeds, and one at a limit is not;
+// the limits are lowered here so that the modules stay small.
+func TestModuleLimits(t *testing.T) {
+	h, _ := newHost(t, "")
+	h.limits = moduleLimits{exports: abiExports + 10, functions: abiFunctions + 20}
+	tests := []struct {
+		name string
+		wasm []byte
+		want []string
+	}{
+		{"at both limits", manyFunctionsModule(20, 10, -1), nil},
+		{"one export more", manyFunctionsModule(20, 11, -1), []string{"16 exports, more than the limit of 15 per module"}},
+		{"one function more", manyFunctionsModule(21, 10, -1), []string{"25 functions, more than the limit of 24 per module"}},
+		{"both", manyExportsModule(30), []string{
+			"34 functions, more than the limit of 24 per module", "35 exports, more than the limit of 15 per module",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := h.Compile(context.Background(), tt.wasm)
+			if tt.want == nil {
 				if err != nil {
-					b.Fatal(err)
+					t.Fatal(err)
 				}
-				if _, err := h.Compile(ctx, wasm); err != nil {
-					b.Fatal(err)
-				}
-				if err := h.Close(ctx); err != nil {
-					b.Fatal(err)
-				}
+				return
+			}
+			var verr *ValidationError
+			if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Problems, tt.want) {
+				t.Fatalf("error %v, want the problems %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestModuleLimitsRefuseMillionExports: the module of a million exports
+// is refused by the real limits, naming both.
+func TestModuleLimitsRefuseMillionExports(t *testing.T) {
+	h, _ := newHost(t, "")
+	_, err := h.Compile(context.Background(), manyExportsModule(1_000_000))
+	want := []string{
+		"1000004 functions, more than the limit of 1000000 per module",
+		"1000005 exports, more than the limit of 100000 per module",
+	}
+	var verr *ValidationError
+	if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Problems, want) {
+		t.Fatalf("error %v, want the problems %q", err, want)
+	}
+}
+
+// BenchmarkValidateManyExports is Compile (instrumentation, compilation,
+// validation) of modules with n exported functions besides the ABI's, on a
+// fresh Host each time so that nothing is cached. Above MaxExports it runs
+// twice: "limited" with the Host's limits, which refuse the module, and
+// "unlimited" with them lifted, which compiles it as the host did before
+// it had limits.
+func BenchmarkValidateManyExports(b *testing.B) {
+	for _, n := range []int{12_500, 25_000, 50_000, MaxExports - abiExports, 200_000, 1_000_000} {
+		benchLimits(b, fmt.Sprint(n), manyExportsModule(n), n+abiExports > MaxExports)
+	}
+}
+
+// BenchmarkValidateManyFunctions is BenchmarkValidateManyExports for
+// modules of n functions besides the ABI's that export none of them.
+func BenchmarkValidateManyFunctions(b *testing.B) {
+	for _, n := range []int{MaxFunctions - abiFunctions, 2 * MaxFunctions} {
+		benchLimits(b, fmt.Sprint(n), manyFunctionsModule(n, 0, -1), n+abiFunctions > MaxFunctions)
+	}
+}
+
+// benchLimits runs Compile of wasm as name, under the Host's limits, which
+// refuse it when over is set, and then, when over is set, with them lifted.
+func benchLimits(b *testing.B, name string, wasm []byte, over bool) {
+	if !over {
+		b.Run(name, func(b *testing.B) { benchCompile(b, wasm, defaultLimits, false) })
+		return
+	}
+	b.Run(name+"/limited", func(b *testing.B) { benchCompile(b, wasm, defaultLimits, true) })
+	unlimited := moduleLimits{exports: math.MaxUint32, functions: math.MaxUint32}
+	b.Run(name+"/unlimited", func(b *testing.B) { benchCompile(b, wasm, unlimited, false) })
+}
+
+// benchCompile compiles wasm under limits on a new Host per iteration,
+// expecting a *ValidationError when refused is set.
+func benchCompile(b *testing.B, wasm []byte, limits moduleLimits, refused bool) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		h, err := New(ctx, Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.limits = limits
+		_, err = h.Compile(ctx, wasm)
+		var verr *ValidationError
+		if refused != errors.As(err, &verr) || (!refused && err != nil) {
+			b.Fatalf("refused %v: error %v", refused, err)
+		}
+		if err := h.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

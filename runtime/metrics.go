@@ -33,8 +33,9 @@ var (
 // jobStates are the states platform_jobs reports, each even when 0.
 var jobStates = []JobState{StateCreated, StateRunning, StateRestarting, StateFailing, StateFailed, StateCancelling, StateCanceled, StateFinished}
 
-// Collector returns the prometheus.Collector of the manager's jobs. Task,
-// vertex and UDF series exist while their job is not terminal.
+// Collector returns the prometheus.Collector of the manager's jobs and of
+// its Host's guest memory. Task, vertex and UDF series exist while their
+// job is not terminal.
 func (m *Manager) Collector() prometheus.Collector { return metricsCollector{m} }
 
 type metricsCollector struct{ m *Manager }
@@ -43,6 +44,7 @@ func (metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descInputWatermark, descOutputWatermark, descWatermarkLag, descJobs, descJobUptime, descJobState,
 		descCheckpoints, descCheckpointsInProgress, descCheckpointDuration, descCheckpointSize, descCheckpointAlignment, descCheckpointInFlight, descRestarts,
+		descHostMemoryReserved, descHostMemoryBudget,
 	} {
 		ch <- d
 	}
@@ -66,6 +68,7 @@ func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range jobStates {
 		ch <- prometheus.MustNewConstMetric(descJobs, prometheus.GaugeValue, float64(states[s]), string(s))
 	}
+	collectHost(ch, c.m.cfg.Host)
 }
 
 // collect sends the metrics of a job that is not terminal.

@@ -117,6 +117,7 @@ sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 		"platform_exchange_buffers_out_total", "platform_exchange_bytes_in_total", "platform_exchange_bytes_out_total",
 		"platform_exchange_exclusive_buffers_in_use", "platform_exchange_floating_buffers_in_use",
 		"platform_exchange_in_pool_usage_ratio", "platform_exchange_input_queue_buffers", "platform_exchange_out_pool_usage_ratio",
+		"platform_host_memory_budget_bytes", "platform_host_memory_reserved_bytes",
 		"platform_job_restarts_total", "platform_job_state", "platform_job_uptime_seconds", "platform_jobs", "platform_task_backpressured_seconds_total", "platform_task_busy_seconds_total",
 		"platform_task_idle_seconds_total", "platform_udf_call_duration_seconds", "platform_udf_instances_created_total",
 		"platform_udf_memory_bytes", "platform_udf_traps_total", "platform_vertex_records_dead_lettered_total",
@@ -163,13 +164,27 @@ sinks: [{id: out, input: up, parallelism: 2, discard: true}]
 	if n := value(t, families["platform_jobs"], "state=RUNNING"); n != 1 {
 		t.Errorf("%g running jobs, want 1", n)
 	}
+	// The host's guest memory holds at least the two live instances'.
+	guests := value(t, families["platform_udf_memory_bytes"], udf(0)) + value(t, families["platform_udf_memory_bytes"], udf(1))
+	if reserved := value(t, families["platform_host_memory_reserved_bytes"], ""); guests <= 0 || reserved < guests {
+		t.Errorf("host memory reserved %g, the instances' memory %g: want at least that, and more than 0", reserved, guests)
+	}
+	if budget := value(t, families["platform_host_memory_budget_bytes"], ""); budget != float64(m.cfg.Host.MemoryBudget()) {
+		t.Errorf("host memory budget %g, want %d", budget, m.cfg.Host.MemoryBudget())
+	}
 
 	if _, err := m.CancelJob(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 	families = gather(t, m)
-	if names := slices.Sorted(maps.Keys(families)); !slices.Equal(names, []string{"platform_jobs"}) {
-		t.Errorf("after cancel: families %v, want only platform_jobs", names)
+	wantNames = []string{"platform_host_memory_budget_bytes", "platform_host_memory_reserved_bytes", "platform_jobs"}
+	if names := slices.Sorted(maps.Keys(families)); !slices.Equal(names, wantNames) {
+		t.Errorf("after cancel: families %v, want %v", names, wantNames)
+	}
+	// The job's instances are idle now, and keep their memory until a
+	// guest short of budget needs it.
+	if reserved := value(t, families["platform_host_memory_reserved_bytes"], ""); reserved != float64(m.cfg.Host.MemoryReserved()) {
+		t.Errorf("after cancel: host memory reserved %g, want %d", reserved, m.cfg.Host.MemoryReserved())
 	}
 	if n := value(t, families["platform_jobs"], "state=CANCELED"); n != 1 {
 		t.Errorf("%g canceled jobs, want 1", n)
