@@ -304,7 +304,7 @@ func TestClusterPlacementAndJoin(t *testing.T) {
 	const keys, perKey = 200, 100
 	seqInput(t, js, keys, perKey, 0)
 	mod := tc.workers[0].upload(wasmbuild.UDF(t, "seqcheck"))
-	gen := "name: gen\nsources: [{id: gen, generator: {kind: sequence, rate: 100}}]\nsinks: [{id: out, input: gen, discard: true}]\n"
+	gen := "name: gen\ncheckpoint: {interval: 1s}\nsources: [{id: gen, generator: {kind: sequence, rate: 100}}]\nsinks: [{id: out, input: gen, discard: true}]\n"
 	first := tc.workers[0].submit(gen)
 	if w := tc.owner(first); w != tc.workers[0] {
 		t.Fatalf("the first job runs on %s", w.args[3])
@@ -317,6 +317,18 @@ func TestClusterPlacementAndJoin(t *testing.T) {
 	second := tc.workers[0].submit(gen)
 	if w := tc.owner(second); w != w2 {
 		t.Fatalf("the job submitted after w2 joined runs on %s, want w2", w.args[3])
+	}
+	// Savepoints and cancellation work through a worker that does not
+	// run the job: w1 forwards them to w2.
+	if status, body := tc.workers[0].call(http.MethodPost, "/v1/jobs/"+second+"/savepoints", "", nil); status != http.StatusAccepted {
+		t.Fatalf("savepoint through w1: %d %s", status, body)
+	}
+	waitChildSavepoint(t, tc.workers[0], second)
+	if status, body := tc.workers[0].call(http.MethodPost, "/v1/jobs/"+second+"/cancel", "", nil); status != http.StatusOK {
+		t.Fatalf("cancel through w1: %d %s", status, body)
+	}
+	if info := tc.workers[0].job(second); info.State != runtime.StateCanceled {
+		t.Fatalf("after cancel through w1: %s", info.State)
 	}
 	// Every worker dies; then three start at once. The exactly-once job
 	// they find runs on one of them only, and its output is exact.
@@ -383,5 +395,21 @@ func waitWorkers(t *testing.T, w *child, n int) {
 			t.Fatalf("%d live workers, want %d", alive, n)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitChildSavepoint waits until job has a completed savepoint, asking w.
+func waitChildSavepoint(t *testing.T, w *child, job string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		status, body := w.call(http.MethodGet, "/v1/jobs/"+job+"/savepoints", "", nil)
+		if status == http.StatusOK && strings.Contains(string(body), `"COMPLETED"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no completed savepoint of %s: %d %s", job, status, body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
