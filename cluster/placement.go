@@ -56,3 +56,16 @@ func (m *Member) candidates(version string) []Worker {
 	})
 	return ws
 }
+
+// Housekeeper says whether this worker is the one to do the cluster's
+// chores no job owns (removing ended jobs past their retention): the live
+// worker with the lowest id. Two workers that both think so only repeat
+// idempotent work.
+func (m *Member) Housekeeper() bool {
+	for _, w := range m.Workers() {
+		if w.Alive {
+			return w.ID == m.ID()
+		}
+	}
+	return false
+}

@@ -19,7 +19,8 @@ type WorkerInfo = cluster.WorkerInfo
 // clusterState is what a manager in cluster mode keeps beside its jobs:
 // its membership and a copy of the job registry kept current by a watch.
 // records is guarded by mu, which is taken after Manager.mu when both are
-// held.
+// held, and before the Member's own lock (orphans asks the member while
+// holding it); the Member never calls back.
 type clusterState struct {
 	member *cluster.Member
 

@@ -189,3 +189,32 @@ func TestClusterKeepsJobsToTheirVersion(t *testing.T) {
 	b := newClusterWorker(t, js, "b", 1)
 	waitFor(t, "b, of a's version, takes the job over", func() bool { return len(runsOn(info.ID, b)) == 1 })
 }
+
+// Ended jobs whose worker is gone are swept by one live worker.
+func TestClusterSweepsEndedJobsOfGoneWorkers(t *testing.T) {
+	ctx := context.Background()
+	js := newTestJetStream(t)
+	a := newClusterWorker(t, js, "a", 4)
+	b := newClusterWorker(t, js, "b", 4)
+	info, err := b.SubmitJob(ctx, []byte(genJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CancelJob(ctx, info.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a sees the job canceled", func() bool {
+		got, err := a.GetJob(ctx, info.ID)
+		return err == nil && got.State == StateCanceled
+	})
+	waitFor(t, "b gone", func() bool { ws, _ := a.Workers(ctx); return len(ws) == 1 })
+	if removed := a.sweep(ctx, time.Now().Add(time.Hour), time.Minute); len(removed) != 1 || removed[0] != info.ID {
+		t.Fatalf("swept %v, want [%s]", removed, info.ID)
+	}
+	if _, err := a.GetJob(ctx, info.ID); err == nil {
+		waitFor(t, "the record gone", func() bool { _, err := a.GetJob(ctx, info.ID); return err != nil })
+	}
+}

@@ -476,6 +476,15 @@ func (m *Manager) sweep(ctx context.Context, now time.Time, retention time.Durat
 		}
 	}
 	m.mu.Unlock()
+	if m.cluster != nil && m.cluster.member.Housekeeper() {
+		// Jobs that ended on workers gone since are in the registry
+		// only; one worker sweeps them.
+		for _, rec := range m.remoteRecords() {
+			if rec.State.Terminal() && rec.Ended != nil && rec.Ended.Before(cutoff) {
+				old = append(old, rec.ID)
+			}
+		}
+	}
 	sort.Strings(old)
 	var removed []string
 	for _, id := range old {
