@@ -8,11 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -193,6 +195,7 @@ type service struct {
 	Volumes     []string       `yaml:"volumes"`
 	Ports       []string       `yaml:"ports"`
 	DependsOn   any            `yaml:"depends_on"`
+	StopGrace   string         `yaml:"stop_grace_period"`
 }
 
 type compose struct {
@@ -222,12 +225,11 @@ func flagValue(cmd []string, flag string) string {
 // named volumes exist and every declared volume is used, bind mounts name
 // files of deploy/, published ports are unique and bound to loopback, the
 // NATS servers form one JetStream cluster whose routes name each other,
-// and the platform's environment holds configuration keys, with nats.url
-// naming every NATS server's client port.
+// and the platform workers run in cluster mode on it (checkComposeWorkers).
 func TestDeployCompose(t *testing.T) {
 	c := loadCompose(t)
 	keys := configKeys(t)
-	want := []string{"grafana", "nats-1", "nats-2", "nats-3", "platform", "prometheus"}
+	want := []string{"grafana", "nats-1", "nats-2", "nats-3", "platform-1", "platform-2", "platform-3", "prometheus"}
 	var names []string
 	for name := range c.Services {
 		names = append(names, name)
@@ -291,7 +293,7 @@ func TestDeployCompose(t *testing.T) {
 			t.Errorf("volume %s is declared and not used", v)
 		}
 	}
-	if want := map[string]string{"4222": "nats-1", "8080": "platform", "9090": "prometheus", "3000": "grafana"}; !mapsEqual(published, want) {
+	if want := map[string]string{"4222": "nats-1", "8080": "platform-1", "8081": "platform-2", "8082": "platform-3", "9090": "prometheus", "3000": "grafana"}; !mapsEqual(published, want) {
 		t.Errorf("published ports %v, want %v", published, want)
 	}
 
@@ -329,30 +331,139 @@ func TestDeployCompose(t *testing.T) {
 		}
 	}
 
-	// The platform.
-	p := c.Services["platform"]
-	for env := range p.Environment {
-		if envKey(keys, env) == "" {
-			t.Errorf("platform: %s is no configuration key's variable", env)
+	checkComposeWorkers(t, c, nats, keys)
+}
+
+// platformImage is the image the platform's services run.
+const platformImage = "wasmstream/platform:"
+
+// workers are the compose services that run the platform, by name.
+func (c compose) workers() []string {
+	var out []string
+	for name, s := range c.Services {
+		if strings.HasPrefix(s.Image, platformImage) {
+			out = append(out, name)
 		}
 	}
-	var hosts []string
-	for _, u := range strings.Split(p.Environment["PLATFORM_NATS_URL"].(string), ",") {
-		hosts = append(hosts, strings.TrimPrefix(u, "nats://"))
+	slices.Sort(out)
+	return out
+}
+
+// checkComposeWorkers checks the platform workers of compose.yaml: three,
+// built alike from deploy/Dockerfile, each with configuration keys in its
+// environment and the same environment as the others but for its own
+// worker id (its service name) and advertised URL (its service name and
+// API port, how the others reach it in the compose network); nats.url
+// names every NATS server's client port, the platform's buckets have as
+// many replicas as there are NATS servers, checkpoints go to JetStream
+// (the default in cluster mode) and logs are JSON. Each has a data volume
+// of its own on /data, publishes its API on its own host port, depends on
+// the NATS servers and has the time to hand its jobs over when stopped.
+func checkComposeWorkers(t *testing.T, c compose, nats, keys []string) {
+	t.Helper()
+	workers := c.workers()
+	if want := []string{"platform-1", "platform-2", "platform-3"}; !slices.Equal(workers, want) {
+		t.Fatalf("platform workers %q, want %q", workers, want)
 	}
 	var wantHosts []string
 	for _, n := range nats {
 		wantHosts = append(wantHosts, n+":4222")
 	}
-	if !slices.Equal(hosts, wantHosts) {
-		t.Errorf("platform: nats.url names %q, want %q", hosts, wantHosts)
+	shutdown := shutdownTimeout(t)
+	first := c.Services[workers[0]]
+	volumeOf := map[string]string{}
+	for _, name := range workers {
+		p := c.Services[name]
+		for env := range p.Environment {
+			if envKey(keys, env) == "" {
+				t.Errorf("%s: %s is no configuration key's variable", name, env)
+			}
+		}
+		env := func(key string) string { v, _ := p.Environment[key].(string); return v }
+		var hosts []string
+		for _, u := range strings.Split(env("PLATFORM_NATS_URL"), ",") {
+			hosts = append(hosts, strings.TrimPrefix(u, "nats://"))
+		}
+		if !slices.Equal(hosts, wantHosts) {
+			t.Errorf("%s: nats.url names %q, want %q", name, hosts, wantHosts)
+		}
+		if got, want := env("PLATFORM_NATS_REPLICAS"), strconv.Itoa(len(nats)); got != want {
+			t.Errorf("%s: PLATFORM_NATS_REPLICAS %v, want %q, one replica per NATS server", name, p.Environment["PLATFORM_NATS_REPLICAS"], want)
+		}
+		if store, ok := p.Environment["PLATFORM_CHECKPOINT_STORE"]; ok && store != "jetstream" {
+			t.Errorf("%s: checkpoint.store %v, want jetstream (the default in cluster mode), where every worker reads them", name, store)
+		}
+		if env("PLATFORM_LOG_FORMAT") != "json" {
+			t.Errorf("%s: log.format %v, want json", name, p.Environment["PLATFORM_LOG_FORMAT"])
+		}
+		if id := env("PLATFORM_CLUSTER_WORKER_ID"); id != name {
+			t.Errorf("%s: cluster.worker_id %q, want the service's name", name, id)
+		}
+		if u, want := env("PLATFORM_CLUSTER_ADVERTISE_URL"), "http://"+name+":"+serviceHTTPPort(p); u != want {
+			t.Errorf("%s: cluster.advertise_url %q, want %q, where the other workers reach it", name, u, want)
+		}
+		// The rest of the environment is the same on every worker.
+		vars := slices.Concat(mapKeys(p.Environment), mapKeys(first.Environment))
+		slices.Sort(vars)
+		for _, k := range slices.Compact(vars) {
+			if k == "PLATFORM_CLUSTER_WORKER_ID" || k == "PLATFORM_CLUSTER_ADVERTISE_URL" {
+				continue
+			}
+			if a, b := p.Environment[k], first.Environment[k]; a != b {
+				t.Errorf("%s: %s is %v, and %v on %s", name, k, a, b, workers[0])
+			}
+		}
+		if p.Image != first.Image || !reflect.DeepEqual(p.Build, first.Build) || p.Build == nil {
+			t.Errorf("%s: image %s, build %v; want the build and image of %s", name, p.Image, p.Build, workers[0])
+		}
+		if deps := c.dependencies(t, name); !slices.Equal(deps, nats) {
+			t.Errorf("%s depends on %q, want %q", name, deps, nats)
+		}
+		var data []string
+		for _, v := range p.Volumes {
+			if src, dst, _ := strings.Cut(v, ":"); dst == "/data" {
+				data = append(data, src)
+			}
+		}
+		if len(data) != 1 {
+			t.Errorf("%s: volumes %q, want one on /data (the image's data_dir)", name, p.Volumes)
+		} else if other, ok := volumeOf[data[0]]; ok {
+			t.Errorf("%s and %s share the data volume %s: a data_dir is one process's", other, name, data[0])
+		} else {
+			volumeOf[data[0]] = name
+		}
+		if len(p.Ports) != 1 || !strings.HasSuffix(p.Ports[0], ":"+serviceHTTPPort(p)) {
+			t.Errorf("%s: ports %q, want its API port published", name, p.Ports)
+		}
+		if grace, err := time.ParseDuration(p.StopGrace); err != nil || grace < shutdown+shutdownMargin {
+			t.Errorf("%s: stop_grace_period %q, want at least %s: platform serve takes up to %s to stop its jobs and release their leases", name, p.StopGrace, shutdown+shutdownMargin, shutdown)
+		}
 	}
-	if deps := c.dependencies(t, "platform"); !slices.Equal(deps, nats) {
-		t.Errorf("platform depends on %q, want %q", deps, nats)
+}
+
+// shutdownMargin is the time beyond `platform serve`'s own shutdown
+// timeout a container or pod is given before it is killed.
+const shutdownMargin = 10 * time.Second
+
+// shutdownTimeout is how long `platform serve` takes at most to stop once
+// signalled (cmd/platform/commands.go): its jobs stop and their leases are
+// released within it.
+func shutdownTimeout(t *testing.T) time.Duration {
+	t.Helper()
+	m := regexp.MustCompile(`shutdown, cancel := context\.WithTimeout\(context\.Background\(\), (\d+) ?\* ?time\.Second\)`).FindSubmatch(readFile(t, filepath.Join(root, "cmd", "platform", "commands.go")))
+	if m == nil {
+		t.Fatal("cmd/platform/commands.go: no shutdown timeout of platform serve found")
 	}
-	if !slices.Contains(p.Volumes, "platform-data:/data") {
-		t.Errorf("platform: volumes %q, want platform-data on /data (the image's data_dir)", p.Volumes)
+	n, _ := strconv.Atoi(string(m[1]))
+	return time.Duration(n) * time.Second
+}
+
+func mapKeys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
 	}
+	return out
 }
 
 func mapsEqual(a, b map[string]string) bool {

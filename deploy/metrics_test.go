@@ -13,7 +13,8 @@ import (
 )
 
 // TestDeployPrometheus checks that every scrape target is a compose service
-// on a port it serves, at a route of the platform.
+// on a port it serves, at a route of the platform, and that every platform
+// worker is scraped.
 func TestDeployPrometheus(t *testing.T) {
 	c := loadCompose(t)
 	rs := routes(t)
@@ -50,8 +51,13 @@ func TestDeployPrometheus(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(targets, []string{"platform:8080"}) {
-		t.Errorf("targets %q, want the platform", targets)
+	var want []string
+	for _, w := range c.workers() {
+		want = append(want, w+":"+serviceHTTPPort(c.Services[w]))
+	}
+	slices.Sort(targets)
+	if len(want) == 0 || !slices.Equal(targets, want) {
+		t.Errorf("targets %q, want every platform worker: %q", targets, want)
 	}
 }
 
