@@ -1,10 +1,15 @@
 package deploy
 
 import (
+	"fmt"
+	"maps"
+	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -13,9 +18,11 @@ import (
 // apiVersion, kind and metadata.name; workloads' containers have images,
 // resource limits, non-root security contexts and probes on the platform's
 // /healthz and /readyz; Services select a workload's pods and target its
-// ports; mounted ConfigMaps exist and hold configuration keys; the
-// kustomization lists every manifest; and the NATS chart's values ask for
-// a three-server JetStream cluster.
+// ports; mounted ConfigMaps exist and hold configuration keys; a
+// PodDisruptionBudget selects a workload's pods; the kustomization lists
+// every manifest; the NATS chart's values ask for a three-server JetStream
+// cluster; and the platform's StatefulSet runs three workers in cluster
+// mode on it (checkClusterWorkers).
 func TestDeployKubernetes(t *testing.T) {
 	rs := routes(t)
 	keys := configKeys(t)
@@ -41,7 +48,7 @@ func TestDeployKubernetes(t *testing.T) {
 				t.Errorf("%s: a document without apiVersion, kind or metadata.name", f)
 				continue
 			}
-			want := map[string]string{"ConfigMap": "v1", "Service": "v1", "StatefulSet": "apps/v1", "Deployment": "apps/v1"}[kind]
+			want := map[string]string{"ConfigMap": "v1", "Service": "v1", "StatefulSet": "apps/v1", "Deployment": "apps/v1", "PodDisruptionBudget": "policy/v1"}[kind]
 			if want == "" || str(d, "apiVersion") != want {
 				t.Errorf("%s: %s %s: apiVersion %s, want %q", f, kind, name, str(d, "apiVersion"), want)
 			}
@@ -59,13 +66,15 @@ func TestDeployKubernetes(t *testing.T) {
 	}
 
 	var workloads int
+	statefulSets := map[string]map[string]any{} // key: the platform's configuration
 	for key, d := range objects {
 		kind := str(d, "kind")
 		switch kind {
 		case "StatefulSet", "Deployment":
 			workloads++
-			checkWorkload(t, key, d, objects, rs, keys)
+			settings := checkWorkload(t, key, d, objects, rs, keys)
 			if kind == "StatefulSet" {
+				statefulSets[key] = settings
 				if svc := str(d, "spec", "serviceName"); objects["Service/"+svc] == nil {
 					t.Errorf("%s: serviceName %q is no Service", key, svc)
 				} else if v, _ := get(objects["Service/"+svc], "spec", "clusterIP"); v != "None" {
@@ -97,6 +106,15 @@ func TestDeployKubernetes(t *testing.T) {
 			if len(mapping(d, "data")) == 0 {
 				t.Errorf("%s has no data", key)
 			}
+		case "PodDisruptionBudget":
+			if podsOf(objects, mapping(d, "spec", "selector", "matchLabels")) == nil {
+				t.Errorf("%s: selector %v selects no workload's pods", key, mapping(d, "spec", "selector"))
+			}
+			_, hasMax := get(d, "spec", "maxUnavailable")
+			_, hasMin := get(d, "spec", "minAvailable")
+			if hasMax == hasMin {
+				t.Errorf("%s: want one of maxUnavailable and minAvailable", key)
+			}
 		default:
 			t.Errorf("%s: kind %s is not checked here", key, kind)
 		}
@@ -117,6 +135,150 @@ func TestDeployKubernetes(t *testing.T) {
 	}
 	if v, _ := get(values, "config", "jetstream", "fileStore", "pvc", "enabled"); v != true {
 		t.Error("nats-values.yaml: JetStream's file store is not on a persistent volume")
+	}
+
+	if len(statefulSets) != 1 {
+		t.Fatalf("StatefulSets %v, want the platform's", slices.Collect(maps.Keys(statefulSets)))
+	}
+	for key, settings := range statefulSets {
+		natsReplicas, _ := get(values, "config", "cluster", "replicas")
+		checkClusterWorkers(t, key, objects, settings, natsReplicas)
+	}
+}
+
+// podsOf is the workload whose pod template's labels sel selects, or nil.
+func podsOf(objects map[string]map[string]any, sel map[string]any) map[string]any {
+	for _, w := range objects {
+		if labels := mapping(w, "spec", "template", "metadata", "labels"); len(sel) > 0 && subset(sel, labels) {
+			return w
+		}
+	}
+	return nil
+}
+
+// checkClusterWorkers checks the platform's StatefulSet as a set of
+// cluster workers: as many replicas as NATS servers, started in parallel;
+// the platform's buckets with one replica per NATS server and checkpoints
+// in JetStream (the default in cluster mode, which nats.url turns on); each
+// pod's worker id its name and its advertised URL its DNS name through the
+// headless Service (which publishes pods that are not ready, so that
+// forwarding to them works), both from the Downward API in entries the
+// Kubernetes $(VAR) expansion can see; its slots from its CPU limit; a
+// grace period longer than `platform serve` takes to hand its jobs over;
+// and a PodDisruptionBudget that lets one worker go at a time.
+func checkClusterWorkers(t *testing.T, key string, objects map[string]map[string]any, settings map[string]any, natsReplicas any) {
+	t.Helper()
+	d := objects[key]
+	if v, _ := get(d, "spec", "replicas"); v != 3 || v != natsReplicas {
+		t.Errorf("%s: replicas %v, want 3 (the NATS servers: %v)", key, v, natsReplicas)
+	}
+	if v := str(d, "spec", "podManagementPolicy"); v != "Parallel" {
+		t.Errorf("%s: podManagementPolicy %q, want Parallel: the workers are peers", key, v)
+	}
+	if settings == nil {
+		t.Fatalf("%s: no configuration file", key)
+	}
+	if v := settings["nats.replicas"]; v != natsReplicas {
+		t.Errorf("%s: nats.replicas %v, want %v, one per NATS server", key, v, natsReplicas)
+	}
+	if v, ok := settings["checkpoint.store"]; ok && v != "jetstream" {
+		t.Errorf("%s: checkpoint.store %v, want jetstream (the default in cluster mode), where every worker reads them", key, v)
+	}
+	if settings["api.tls.cert"] != nil {
+		t.Errorf("%s: the API serves HTTPS; the advertised URL checked here is http", key)
+	}
+	_, port, err := net.SplitHostPort(fmt.Sprint(settings["http.addr"]))
+	if err != nil {
+		t.Fatalf("%s: http.addr %v: %v", key, settings["http.addr"], err)
+	}
+
+	svcName := str(d, "spec", "serviceName")
+	if v, _ := get(objects["Service/"+svcName], "spec", "publishNotReadyAddresses"); v != true {
+		t.Errorf("Service %s: publishNotReadyAddresses is not true: workers forward to pods that are not ready too", svcName)
+	}
+
+	grace, _ := get(d, "spec", "template", "spec", "terminationGracePeriodSeconds")
+	if n, ok := grace.(int); !ok || time.Duration(n)*time.Second < shutdownTimeout(t)+shutdownMargin {
+		t.Errorf("%s: terminationGracePeriodSeconds %v, want at least %s: platform serve takes up to %s to stop its jobs and release their leases", key, grace, shutdownTimeout(t)+shutdownMargin, shutdownTimeout(t))
+	}
+
+	var pdb bool
+	for k, o := range objects {
+		if str(o, "kind") != "PodDisruptionBudget" || !subset(mapping(o, "spec", "selector", "matchLabels"), mapping(d, "spec", "template", "metadata", "labels")) {
+			continue
+		}
+		pdb = true
+		if v, _ := get(o, "spec", "maxUnavailable"); v != 1 {
+			t.Errorf("%s: maxUnavailable %v, want 1", k, v)
+		}
+	}
+	if !pdb {
+		t.Errorf("%s: no PodDisruptionBudget selects its pods", key)
+	}
+
+	containers := list(d, "spec", "template", "spec", "containers")
+	if len(containers) != 1 {
+		t.Fatalf("%s: %d containers, want the platform's", key, len(containers))
+	}
+	c := containers[0]
+	env := map[string]map[string]any{}
+	for _, e := range list(c, "env") {
+		env[str(e, "name")] = mapping(e)
+	}
+	// fieldVar is the variable holding the pod's field path, or "".
+	fieldVar := func(path string) string {
+		for _, e := range list(c, "env") {
+			if str(e, "valueFrom", "fieldRef", "fieldPath") == path {
+				return str(e, "name")
+			}
+		}
+		return ""
+	}
+	podName, podNamespace := fieldVar("metadata.name"), fieldVar("metadata.namespace")
+	if podName == "" || podNamespace == "" {
+		t.Fatalf("%s: no env entries with the pod's metadata.name and metadata.namespace", key)
+	}
+	if v, want := str(env["PLATFORM_CLUSTER_WORKER_ID"], "value"), "$("+podName+")"; v != want {
+		t.Errorf("%s: cluster.worker_id %q, want %q, the pod's name", key, v, want)
+	}
+	if v, want := str(env["PLATFORM_CLUSTER_ADVERTISE_URL"], "value"), "http://$("+podName+")."+svcName+".$("+podNamespace+").svc:"+port; v != want {
+		t.Errorf("%s: cluster.advertise_url %q, want %q, the pod's DNS name through %s", key, v, want, svcName)
+	}
+	if n, _ := strconv.Atoi(port); !containerPort(d, n) {
+		t.Errorf("%s: http.addr's port %s is no container port", key, port)
+	}
+	slots := mapping(env["PLATFORM_CLUSTER_SLOTS"], "valueFrom", "resourceFieldRef")
+	if slots["resource"] != "limits.cpu" || slots["containerName"] != str(c, "name") {
+		t.Errorf("%s: cluster.slots from %v, want the container's limits.cpu", key, slots)
+	}
+}
+
+// checkEnv checks a container's env entries: each is a configuration
+// key's variable, or one the Downward API fills that a later entry uses
+// as $(NAME); and each $(NAME) names an entry before it, since Kubernetes
+// leaves any other reference as it is.
+func checkEnv(t *testing.T, name string, entries []any, keys []string) {
+	t.Helper()
+	ref := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+	used := map[string]bool{}
+	var before []string
+	for _, e := range entries {
+		for _, m := range ref.FindAllStringSubmatch(str(e, "value"), -1) {
+			if !slices.Contains(before, m[1]) {
+				t.Errorf("%s: %s uses $(%s), which no entry before it sets", name, str(e, "name"), m[1])
+			}
+			used[m[1]] = true
+		}
+		before = append(before, str(e, "name"))
+	}
+	for _, e := range entries {
+		n := str(e, "name")
+		if envKey(keys, n) != "" {
+			continue
+		}
+		if str(e, "valueFrom", "fieldRef", "fieldPath") == "" || !used[n] {
+			t.Errorf("%s: %s is no configuration key's variable, nor a pod field another entry uses", name, n)
+		}
 	}
 }
 
@@ -142,7 +304,9 @@ func containerPort(workload map[string]any, port any) bool {
 	return false
 }
 
-func checkWorkload(t *testing.T, key string, d map[string]any, objects map[string]map[string]any, rs, keys []string) {
+// checkWorkload checks a workload and returns the platform configuration
+// file its container reads.
+func checkWorkload(t *testing.T, key string, d map[string]any, objects map[string]map[string]any, rs, keys []string) (settings map[string]any) {
 	t.Helper()
 	if !subset(mapping(d, "spec", "selector", "matchLabels"), mapping(d, "spec", "template", "metadata", "labels")) || len(mapping(d, "spec", "selector", "matchLabels")) == 0 {
 		t.Errorf("%s: selector does not match its pod template's labels", key)
@@ -198,11 +362,7 @@ func checkWorkload(t *testing.T, key string, d map[string]any, objects map[strin
 		if probes["livenessProbe"] != "/healthz" || probes["readinessProbe"] != "/readyz" {
 			t.Errorf("%s: probes %v, want liveness on /healthz and readiness on /readyz", name, probes)
 		}
-		for _, e := range list(c, "env") {
-			if envKey(keys, str(e, "name")) == "" {
-				t.Errorf("%s: %s is no configuration key's variable", name, str(e, "name"))
-			}
-		}
+		checkEnv(t, name, list(c, "env"), keys)
 		args := stringList(t, name+" args", mapping(c)["args"])
 		if len(args) == 0 || args[0] != "serve" {
 			t.Errorf("%s: args %q, want serve", name, args)
@@ -229,7 +389,6 @@ func checkWorkload(t *testing.T, key string, d map[string]any, objects map[strin
 					continue
 				}
 				mountedConfig = true
-				var settings map[string]any
 				if err := yaml.Unmarshal([]byte(text.(string)), &settings); err != nil {
 					t.Fatalf("%s: ConfigMap %s %s: %v", name, cm, file, err)
 				}
@@ -254,4 +413,5 @@ func checkWorkload(t *testing.T, key string, d map[string]any, objects map[strin
 			t.Errorf("%s: --config %q is no file of a mounted ConfigMap", name, config)
 		}
 	}
+	return settings
 }
