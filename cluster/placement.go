@@ -69,3 +69,8 @@ func (m *Member) Housekeeper() bool {
 	}
 	return false
 }
+
+// HasLive says whether a live worker of version is registered.
+func (m *Member) HasLive(version string) bool {
+	return len(m.candidates(version)) > 0
+}

@@ -297,6 +297,13 @@ func (m *Member) Addr(id string) (string, bool) {
 	return s.w.Addr, true
 }
 
+// Pause stops heartbeating and watching without leaving, as a process that
+// is killed or frozen does; only tests pause.
+func (m *Member) Pause() {
+	m.stop()
+	m.done.Wait()
+}
+
 // Leave stops heartbeating and watching and removes this worker's
 // registration, so that others see it gone at once. It waits at most the
 // timeout for NATS.

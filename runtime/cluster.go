@@ -139,11 +139,19 @@ func (m *Manager) orphans() []string {
 			c.mu.Unlock()
 			continue
 		}
-		if st.Version != "" && st.Version != c.member.Self().Version {
-			c.mu.Unlock()
-			continue
+		version := st.Version
+		if version != "" && version != c.member.Self().Version {
+			if c.member.HasLive(version) {
+				// A worker of the job's own version takes it.
+				c.mu.Unlock()
+				continue
+			}
+			// None is left (the last was upgraded): a worker of this
+			// version restores the job's checkpoint, as a new version
+			// restores the old one's savepoints.
+			version = c.member.Self().Version
 		}
-		if !c.member.Preferred(st.Version) {
+		if !c.member.Preferred(version) {
 			first, ok := c.expiredSince[id]
 			if !ok {
 				c.expiredSince[id] = now

@@ -177,17 +177,30 @@ func TestClusterKeepsJobsToTheirVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// a dies: its lease expires, and only a worker of v1 may take the job.
-	j, _ := a.job(info.ID)
-	a.cluster.stop()
-	<-a.cluster.done
-	j.lease.Forget()
-	time.Sleep(4 * clusterTestTimeout)
+	// a dies: its lease expires, and b, of a's version, takes the job,
+	// however many more slots other has free.
+	b := newClusterWorker(t, js, "b", 1)
+	waitFor(t, "b listed", func() bool { return b.cluster.member.Alive("a") && a.cluster.member.Alive("b") })
+	die(a, info.ID)
+	waitFor(t, "b takes the job over", func() bool { return len(runsOn(info.ID, b)) == 1 })
 	if on := runsOn(info.ID, other); len(on) != 0 {
 		t.Fatal("a worker of another version took the job over")
 	}
-	b := newClusterWorker(t, js, "b", 1)
-	waitFor(t, "b, of a's version, takes the job over", func() bool { return len(runsOn(info.ID, b)) == 1 })
+	// b dies too: no worker of v1 is left (the last was upgraded), and
+	// the worker of v2 takes the job, as an upgraded platform restores
+	// the old one's checkpoints.
+	die(b, info.ID)
+	waitFor(t, "other takes the job over", func() bool { return len(runsOn(info.ID, other)) == 1 })
+}
+
+// die makes m stop heartbeating and renewing the lease of job, as a kill
+// would, and stop taking jobs over.
+func die(m *Manager, job string) {
+	j, _ := m.job(job)
+	m.cluster.stop()
+	<-m.cluster.done
+	j.lease.Forget()
+	m.cluster.member.Pause()
 }
 
 // Ended jobs whose worker is gone are swept by one live worker.
