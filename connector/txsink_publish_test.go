@@ -60,12 +60,14 @@ func TestTxSinkCommitFailures(t *testing.T) {
 			if err := s.Seal(1); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Commit(ctx, 1); err != nil {
-				t.Fatal(err)
+			// Commit reports a failure the committer has already met,
+			// Flush one it meets later: which depends on timing.
+			err := s.Commit(ctx, 1)
+			if err == nil {
+				err = s.Flush(ctx)
 			}
-			err := s.Flush(ctx)
 			if !tt.check(err) || !strings.Contains(err.Error(), `publish to "tx.out"`) {
-				t.Fatalf("Flush = %v", err)
+				t.Fatalf("Commit or Flush = %v", err)
 			}
 			if s.Committed() != 0 || s.Pending() != 1 {
 				t.Fatalf("committed %d pending %d after a failed commit", s.Committed(), s.Pending())
