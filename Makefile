@@ -2,13 +2,13 @@
 # the Wasm toolchains and staticcheck).
 GO ?= go
 # Core packages run under the race detector.
-RACE_PKGS := ./abi/... ./runtime/... ./state/... ./watermark/... ./checkpoint/... ./connector/...
+RACE_PKGS := ./abi/... ./runtime/... ./state/... ./watermark/... ./checkpoint/... ./connector/... ./cluster/...
 
 .PHONY: test lint bench experiments demo udfs
 
 test: lint
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
-	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e '/abi' -e '/runtime' -e '/state' -e '/watermark' -e '/checkpoint' -e '/connector')
+	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e '/abi' -e '/runtime' -e '/state' -e '/watermark' -e '/checkpoint' -e '/connector' -e '/cluster')
 
 lint:
 	$(GO) mod tidy -diff
