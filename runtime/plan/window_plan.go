@@ -52,6 +52,46 @@ type Window struct {
 	All        bool  `json:"all,omitempty"`
 	Lateness   int64 `json:"lateness,omitempty"`
 	Processing bool  `json:"processing,omitempty"`
+	// Trigger is the window's trigger; nil for the default of its clock,
+	// which fires a window when the watermark (or, with Processing, the
+	// clock) passes its end.
+	Trigger *Trigger `json:"trigger,omitempty"`
+}
+
+// Trigger types of the job spec.
+const (
+	TriggerEventTime                = "event_time"
+	TriggerProcessingTime           = "processing_time"
+	TriggerCount                    = "count"
+	TriggerContinuousEventTime      = "continuous_event_time"
+	TriggerContinuousProcessingTime = "continuous_processing_time"
+)
+
+// Trigger is a window's trigger (Flink's Trigger): its type, the count of
+// a count trigger, the interval of a continuous one in milliseconds, and
+// whether every firing purges the window (FIRE_AND_PURGE).
+type Trigger struct {
+	Type     string `json:"type"`
+	Count    int64  `json:"count,omitempty"`
+	Interval int64  `json:"interval,omitempty"`
+	Purge    bool   `json:"purge,omitempty"`
+}
+
+// newTrigger resolves a window's trigger: nil when it is the default one
+// of the window's clock, which the operator runs on its own path.
+func newTrigger(t *spec.Trigger, processing bool) *Trigger {
+	if t == nil {
+		return nil
+	}
+	tp := &Trigger{Type: t.Type, Count: t.Count, Interval: t.Interval.Milliseconds(), Purge: t.Purge}
+	dflt := TriggerEventTime
+	if processing {
+		dflt = TriggerProcessingTime
+	}
+	if tp.Type == dflt && !tp.Purge {
+		return nil
+	}
+	return tp
 }
 
 // newWindowPlan resolves window w of operator o (at path wpath), with the
@@ -62,6 +102,7 @@ func newWindowPlan(j *spec.Job, o *spec.Operator, w *spec.Window, wpath string, 
 		Gap: w.Gap.Milliseconds(), Count: w.Count, CountSlide: w.CountSlide,
 		Lateness: o.AllowedLateness.Milliseconds(), Processing: j.Time == TimeProcessing,
 	}
+	wp.Trigger = newTrigger(w.Trigger, wp.Processing)
 	if wp.Type == WindowTumbling {
 		wp.Slide = wp.Size
 	}

@@ -51,6 +51,9 @@ type Window struct {
 	// Count is the records in a count window; CountSlide, when set, slides it.
 	Count      int64 `json:"count,omitzero"`
 	CountSlide int64 `json:"count_slide,omitzero"`
+	// Trigger says when the window fires; nil: when the watermark (or,
+	// with time: processing, the clock) passes its end.
+	Trigger *Trigger `json:"trigger,omitempty"`
 }
 
 // Aggregate is a built-in or UDF window aggregate.

@@ -169,6 +169,7 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 		{Sink{}, "partition", "name: j\n" + src + "sinks: [{id: out, input: src, discard: true, partition: x}]\n", "sinks[0].partition"},
 		{PrintSink{}, "format", "name: j\n" + src + "sinks: [{id: out, input: src, print: {format: x}}]\n", "sinks[0].print.format"},
 		{Window{}, "type", op("key_by: {field: k}, window: {type: x}, aggregate: {builtin: count}"), "operators[0].window.type"},
+		{Trigger{}, "type", op("key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: x}}, aggregate: {builtin: count}"), "operators[0].window.trigger.type"},
 		{Aggregate{}, "builtin", op("key_by: {field: k}, window: {type: tumbling, size: 1m}, aggregate: {builtin: x}"), "operators[0].aggregate.builtin"},
 		{StateTTL{}, "update_type", op("key_by: {field: k}, process: {module: " + modA + ", function: f}, state_ttl: [{state: s, ttl: 1s, update_type: x}]"), "operators[0].state_ttl[0].update_type"},
 		{StateTTL{}, "visibility", op("key_by: {field: k}, process: {module: " + modA + ", function: f}, state_ttl: [{state: s, ttl: 1s, visibility: x}]"), "operators[0].state_ttl[0].visibility"},
@@ -286,8 +287,13 @@ operators:
       left: {input: gen, key_by: {field: a}}
       right: {input: gen, key_by: {field: b}}
       window: {type: tumbling, size: 1m}
-  - id: p
+  - id: t
     input: w
+    key_by: {field: k}
+    window: {type: tumbling, size: 1m, trigger: {type: count, count: 3}}
+    aggregate: {builtin: count}
+  - id: p
+    input: t
     key_by: {field: k}
     process: {module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", function: f}
     state_ttl: [{state: s, ttl: 1h}]

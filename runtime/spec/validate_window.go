@@ -13,6 +13,12 @@ var windowFields = map[string][]string{
 // window checks a window; a join's window must be a time window.
 func (v *validator) window(p string, w *Window, join bool) {
 	v.oneOf(p+".type", w.Type, windowTypes...)
+	switch {
+	case w.Trigger != nil && join:
+		v.fail(p+".trigger", "not supported in a join's window, which fires when the watermark passes its end")
+	case w.Trigger != nil:
+		v.trigger(p, w)
+	}
 	uses, known := windowFields[w.Type]
 	if !known {
 		return

@@ -1,0 +1,36 @@
+package plan
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestWindowTriggers: a window's trigger in the plan, nil when it is the
+// default one of the window's clock.
+func TestWindowTriggers(t *testing.T) {
+	for _, tc := range []struct {
+		time, trigger string
+		want          *Trigger
+	}{
+		{"event", "", nil},
+		{"event", "{type: event_time}", nil},
+		{"ingestion", "{type: event_time}", nil},
+		{"processing", "{type: processing_time}", nil},
+		{"event", "{type: event_time, purge: true}", &Trigger{Type: TriggerEventTime, Purge: true}},
+		{"event", "{type: processing_time}", &Trigger{Type: TriggerProcessingTime}},
+		{"event", "{type: count, count: 3}", &Trigger{Type: TriggerCount, Count: 3}},
+		{"event", "{type: continuous_event_time, interval: 1m}", &Trigger{Type: TriggerContinuousEventTime, Interval: 60_000}},
+		{"processing", "{type: continuous_processing_time, interval: 2s, purge: true}", &Trigger{Type: TriggerContinuousProcessingTime, Interval: 2000, Purge: true}},
+	} {
+		trigger := ""
+		if tc.trigger != "" {
+			trigger = ", trigger: " + tc.trigger
+		}
+		p := build(t, "name: w\ntime: "+tc.time+"\nsources: [{id: s, generator: {kind: clicks, count: 1}}]\n"+
+			"operators: [{id: c, input: s, key_by: {field: user}, window: {type: tumbling, size: 1s"+trigger+"}, aggregate: {builtin: count}}]\n"+
+			"sinks: [{id: o, input: c, discard: true}]\n")
+		if got := p.Vertex("c").Window.Trigger; !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("time %s, trigger %s: got %+v, want %+v", tc.time, tc.trigger, got, tc.want)
+		}
+	}
+}

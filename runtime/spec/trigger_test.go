@@ -1,0 +1,60 @@
+package spec
+
+import (
+	"testing"
+)
+
+// windowOp is a spec with one windowed operator of the given fields, in a
+// job with the given settings.
+func windowOp(settings, fields string) string {
+	return settings + withOps("  - {id: op, input: src, "+fields+"}\n")
+}
+
+// TestTriggersParse: every trigger type, with and without purge, on the
+// windows it fits.
+func TestTriggersParse(t *testing.T) {
+	for _, tc := range []struct{ settings, fields string }{
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: event_time, purge: true}}, aggregate: {builtin: count}"},
+		{"", "key_by: {field: k}, window: {type: sliding, size: 1m, slide: 10s, trigger: {type: processing_time}}, aggregate: {builtin: sum, field: n}"},
+		{"", "key_by: {field: k}, window: {type: session, gap: 1m, trigger: {type: count, count: 1}}, reduce: {module: " + modA + ", function: r}"},
+		{"", "window_all: {type: tumbling, size: 1h, trigger: {type: continuous_event_time, interval: 1m, purge: true}}, aggregate: {builtin: max, field: n}"},
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1h, trigger: {type: continuous_processing_time, interval: 1ms}}, process_window: {module: " + modA + ", function: p}"},
+		{"time: processing\n", "key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: processing_time, purge: true}}, aggregate: {builtin: count}"},
+		{"time: ingestion\n", "key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: continuous_event_time, interval: 1s}}, aggregate: {builtin: count}"},
+	} {
+		j := mustParse(t, windowOp(tc.settings, tc.fields))
+		w := j.Operators[0].Window
+		if w == nil {
+			w = j.Operators[0].WindowAll
+		}
+		if w.Trigger == nil || w.Trigger.Type == "" {
+			t.Errorf("%s: no trigger in %s", tc.fields, show(j))
+		}
+	}
+}
+
+// TestTriggerProblems: what is wrong with a trigger, at the field.
+func TestTriggerProblems(t *testing.T) {
+	for _, tc := range []struct{ settings, fields, path, want string }{
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: count, count: 0}}, aggregate: {builtin: count}",
+			"operators[0].window.trigger.count", "must be at least 1, got 0"},
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: continuous_event_time}}, aggregate: {builtin: count}",
+			"operators[0].window.trigger.interval", "must be at least 1ms, got 0s"},
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: processing_time, interval: 1s}}, aggregate: {builtin: count}",
+			"operators[0].window.trigger.interval", "not used by a processing_time trigger"},
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: continuous, interval: 1s}}, aggregate: {builtin: count}",
+			"operators[0].window.trigger.type", `must be one of event_time, processing_time, count, continuous_event_time, continuous_processing_time; got "continuous"`},
+		{"", "key_by: {field: k}, window: {type: count, count: 2, trigger: {type: count, count: 2}}, aggregate: {builtin: count}",
+			"operators[0].window.trigger", "not used by a count window, which fires every count records (a count window is a global window with a count trigger)"},
+		{"time: processing\n", "window_all: {type: tumbling, size: 1s, trigger: {type: continuous_event_time, interval: 100ms}}, aggregate: {builtin: count}",
+			"operators[0].window_all.trigger.type", "continuous_event_time fires on watermarks, and with time: processing there are none before the end of input (use processing_time or continuous_processing_time)"},
+	} {
+		if got := problemAt(t, windowOp(tc.settings, tc.fields), tc.path); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.path, got, tc.want)
+		}
+	}
+	join := withOps("  - {id: op, join: {left: {input: src, key_by: {field: k}}, right: {input: src, key_by: {field: k}}, window: {type: tumbling, size: 1s, trigger: {type: count, count: 1}}}}\n")
+	if got, want := problemAt(t, join, "operators[0].join.window.trigger"), "not supported in a join's window, which fires when the watermark passes its end"; got != want {
+		t.Errorf("join: got %q, want %q", got, want)
+	}
+}
