@@ -13,6 +13,7 @@ const (
 	WindowSliding  = "sliding"
 	WindowSession  = "session"
 	WindowCount    = "count"
+	WindowGlobal   = "global"
 )
 
 // Checkpoint modes of the job spec.
@@ -78,8 +79,9 @@ type Trigger struct {
 }
 
 // newTrigger resolves a window's trigger: nil when it is the default one
-// of the window's clock, which the operator runs on its own path.
-func newTrigger(t *spec.Trigger, processing bool) *Trigger {
+// of the window's clock, which the operator runs on its own path (a global
+// window has no default).
+func newTrigger(t *spec.Trigger, processing, global bool) *Trigger {
 	if t == nil {
 		return nil
 	}
@@ -88,7 +90,7 @@ func newTrigger(t *spec.Trigger, processing bool) *Trigger {
 	if processing {
 		dflt = TriggerProcessingTime
 	}
-	if tp.Type == dflt && !tp.Purge {
+	if tp.Type == dflt && !tp.Purge && !global {
 		return nil
 	}
 	return tp
@@ -102,7 +104,7 @@ func newWindowPlan(j *spec.Job, o *spec.Operator, w *spec.Window, wpath string, 
 		Gap: w.Gap.Milliseconds(), Count: w.Count, CountSlide: w.CountSlide,
 		Lateness: o.AllowedLateness.Milliseconds(), Processing: j.Time == TimeProcessing,
 	}
-	wp.Trigger = newTrigger(w.Trigger, wp.Processing)
+	wp.Trigger = newTrigger(w.Trigger, wp.Processing, wp.Type == WindowGlobal)
 	if wp.Type == WindowTumbling {
 		wp.Slide = wp.Size
 	}
@@ -159,8 +161,8 @@ func planWindow(j *spec.Job, o *spec.Operator, v *Vertex, path string, resolve r
 }
 
 // windowStateProblem refuses per-window state where windows cannot keep it:
-// merging (session) windows, as Flink does, and count windows, which never
-// end in time, so their state could never be cleared.
+// merging (session) windows, as Flink does, and count and global windows,
+// which never end in time, so their state could never be cleared.
 func windowStateProblem(wp *Window, wpath string, fn *Func, desc abi.Description) string {
 	if !wp.States {
 		return ""
@@ -171,6 +173,8 @@ func windowStateProblem(wp *Window, wpath string, fn *Func, desc abi.Description
 		why = "per-window state is not allowed when using merging (session) windows"
 	case WindowCount:
 		why = "per-window state is not allowed with count windows, which never end in time to clear it"
+	case WindowGlobal:
+		why = "per-window state is not allowed with global windows, which never end in time to clear it"
 	default:
 		return ""
 	}

@@ -34,3 +34,14 @@ func TestWindowTriggers(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalWindowPlan: a global window keeps its trigger.
+func TestGlobalWindowPlan(t *testing.T) {
+	p := build(t, "name: w\nsources: [{id: s, generator: {kind: clicks, count: 1}}]\n"+
+		"operators: [{id: c, input: s, window_all: {type: global, trigger: {type: count, count: 5, purge: true}}, aggregate: {builtin: count}}]\n"+
+		"sinks: [{id: o, input: c, discard: true}]\n")
+	w := p.Vertex("c").Window
+	if w.Type != WindowGlobal || !reflect.DeepEqual(w.Trigger, &Trigger{Type: TriggerCount, Count: 5, Purge: true}) || !w.All {
+		t.Fatalf("window %+v, trigger %+v", w, w.Trigger)
+	}
+}

@@ -15,7 +15,7 @@ var (
 	watermarkStrategies = []string{"bounded_out_of_orderness", "monotonous", "none", "punctuated"}
 	partitions          = []string{"forward", "rebalance", "broadcast"}
 	printFormats        = []string{"text", "json"}
-	windowTypes         = []string{"tumbling", "sliding", "session", "count"}
+	windowTypes         = []string{"tumbling", "sliding", "session", "count", "global"}
 	triggerTypes        = []string{"event_time", "processing_time", "count", "continuous_event_time", "continuous_processing_time"}
 	builtinAggregates   = append([]string{"count"}, fieldAggregates...)
 	ttlUpdateTypes      = []string{"on_create_and_write", "on_read_and_write"}

@@ -207,6 +207,11 @@ sinks: [{id: out, input: a, discard: true}, {id: unnamed, discard: true}]
 `), []string{"operators[0].window.trigger.count", "operators[1].window.trigger.count", "operators[1].window.trigger.interval",
 		"operators[2].window.trigger.interval", "operators[3].window.trigger", "operators[4].window_all.trigger.type",
 		"operators[5].join.window.trigger", "operators[6].window.trigger.interval"}},
+	{"global windows", withOps(`
+  - {id: a, input: src, key_by: {field: k}, window: {type: global}, aggregate: {builtin: count}}
+  - {id: b, input: src, key_by: {field: k}, window: {type: global, count: 3, trigger: {type: processing_time}}, aggregate: {builtin: count}}
+  - {id: op, join: {left: {input: src, key_by: {field: k}}, right: {input: src, key_by: {field: k}}, window: {type: global}}}
+`), []string{"operators[0].window.trigger", "operators[1].window.count", "operators[1].window.trigger.type", "operators[2].join.window.type"}},
 	{"event-time triggers in processing time", "time: processing\n" + withOps(`
   - {id: a, input: src, key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: event_time, purge: true}}, aggregate: {builtin: count}}
   - {id: b, input: src, key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: processing_time, purge: true}}, aggregate: {builtin: count}}

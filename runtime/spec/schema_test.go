@@ -121,7 +121,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"wrong enum", minimalSpec + "time: wall\n",
 			[]string{`/time: "wall" is not one of ["event", "processing", "ingestion"]`}},
 		{"wrong nested enum", withOps("  - {id: op, input: src, key_by: {field: k}, window: {type: tumbing, size: 1m}, aggregate: {builtin: count}}\n"),
-			[]string{`/operators/0/window/type: "tumbing" is not one of ["tumbling", "sliding", "session", "count"]`}},
+			[]string{`/operators/0/window/type: "tumbing" is not one of ["tumbling", "sliding", "session", "count", "global"]`}},
 		{"bad duration", minimalSpec + "buffer_timeout: 5x\n",
 			[]string{`/buffer_timeout: "5x" does not match ` + durationPattern}},
 		{"bare number as a duration", minimalSpec + "buffer_timeout: 5\n", []string{`/buffer_timeout: want string, got integer`}},

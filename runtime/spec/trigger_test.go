@@ -21,6 +21,9 @@ func TestTriggersParse(t *testing.T) {
 		{"", "key_by: {field: k}, window: {type: tumbling, size: 1h, trigger: {type: continuous_processing_time, interval: 1ms}}, process_window: {module: " + modA + ", function: p}"},
 		{"time: processing\n", "key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: processing_time, purge: true}}, aggregate: {builtin: count}"},
 		{"time: ingestion\n", "key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: continuous_event_time, interval: 1s}}, aggregate: {builtin: count}"},
+		{"", "key_by: {field: k}, window: {type: global, trigger: {type: count, count: 100, purge: true}}, aggregate: {builtin: avg, field: n}"},
+		{"", "window_all: {type: global, trigger: {type: continuous_event_time, interval: 1m}}, aggregate: {builtin: count}"},
+		{"time: processing\n", "key_by: {field: k}, window: {type: global, trigger: {type: continuous_processing_time, interval: 10s}}, process_window: {module: " + modA + ", function: p}"},
 	} {
 		j := mustParse(t, windowOp(tc.settings, tc.fields))
 		w := j.Operators[0].Window
@@ -48,6 +51,12 @@ func TestTriggerProblems(t *testing.T) {
 			"operators[0].window.trigger", "not used by a count window, which fires every count records (a count window is a global window with a count trigger)"},
 		{"time: processing\n", "window_all: {type: tumbling, size: 1s, trigger: {type: continuous_event_time, interval: 100ms}}, aggregate: {builtin: count}",
 			"operators[0].window_all.trigger.type", "continuous_event_time fires on watermarks, and with time: processing there are none before the end of input (use processing_time or continuous_processing_time)"},
+		{"", "key_by: {field: k}, window: {type: global}, aggregate: {builtin: count}",
+			"operators[0].window.trigger", "required by a global window, which never fires on its own (as Flink's GlobalWindows): set a count, continuous_event_time or continuous_processing_time trigger"},
+		{"", "window_all: {type: global, trigger: {type: event_time}}, aggregate: {builtin: count}",
+			"operators[0].window_all.trigger.type", "event_time fires at a window's end, which a global window does not have (Flink types it for time windows only): use count, continuous_event_time or continuous_processing_time"},
+		{"", "window_all: {type: global, size: 1s, trigger: {type: count, count: 1}}, aggregate: {builtin: count}",
+			"operators[0].window_all.size", "not used by a global window"},
 	} {
 		if got := problemAt(t, windowOp(tc.settings, tc.fields), tc.path); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.path, got, tc.want)
@@ -56,5 +65,17 @@ func TestTriggerProblems(t *testing.T) {
 	join := withOps("  - {id: op, join: {left: {input: src, key_by: {field: k}}, right: {input: src, key_by: {field: k}}, window: {type: tumbling, size: 1s, trigger: {type: count, count: 1}}}}\n")
 	if got, want := problemAt(t, join, "operators[0].join.window.trigger"), "not supported in a join's window, which fires when the watermark passes its end"; got != want {
 		t.Errorf("join: got %q, want %q", got, want)
+	}
+}
+
+// TestGlobalWindowInJoin: a join's window is a time window.
+func TestGlobalWindowInJoin(t *testing.T) {
+	join := withOps("  - {id: op, join: {left: {input: src, key_by: {field: k}}, right: {input: src, key_by: {field: k}}, window: {type: global}}}\n")
+	if got, want := problemAt(t, join, "operators[0].join.window.type"), "a join needs a time window: tumbling, sliding or session"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := problemAt(t, join, "operators[0].join.window.trigger"); got != "no problem at operators[0].join.window.trigger: operators[0].join.window.type: "+
+		"a join needs a time window: tumbling, sliding or session (line 4)" {
+		t.Errorf("a trigger asked for: %q", got)
 	}
 }

@@ -51,6 +51,8 @@ func (v *validator) trigger(p string, w *Window) {
 		}
 	}
 	switch {
+	case w.Type == "global" && (t.Type == "event_time" || t.Type == "processing_time"):
+		v.fail(p+".type", "%s fires at a window's end, which a global window does not have (Flink types it for time windows only): use count, continuous_event_time or continuous_processing_time", t.Type)
 	case w.Type == "count":
 		v.fail(p, "not used by a count window, which fires every count records (a count window is a global window with a count trigger)")
 	case eventTimeTrigger(t.Type) && v.job.Time == "processing":

@@ -8,6 +8,7 @@ var windowFields = map[string][]string{
 	"sliding":  {"size", "slide", "offset"},
 	"session":  {"gap", "gap_function"},
 	"count":    {"count", "count_slide"},
+	"global":   nil,
 }
 
 // window checks a window; a join's window must be a time window.
@@ -18,6 +19,8 @@ func (v *validator) window(p string, w *Window, join bool) {
 		v.fail(p+".trigger", "not supported in a join's window, which fires when the watermark passes its end")
 	case w.Trigger != nil:
 		v.trigger(p, w)
+	case w.Type == "global" && !join:
+		v.fail(p+".trigger", "required by a global window, which never fires on its own (as Flink's GlobalWindows): set a count, continuous_event_time or continuous_processing_time trigger")
 	}
 	uses, known := windowFields[w.Type]
 	if !known {
@@ -55,6 +58,10 @@ func (v *validator) window(p string, w *Window, join bool) {
 			v.functionRef(p+".gap_function", w.GapFunction)
 		default:
 			v.positive(p+".gap", w.Gap)
+		}
+	case "global":
+		if join {
+			v.fail(p+".type", "a join needs a time window: tumbling, sliding or session")
 		}
 	case "count":
 		if join {

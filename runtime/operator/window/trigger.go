@@ -123,13 +123,11 @@ func (t *trigger) onTimer(w *Operator, ks *keyState, s *slot, d abi.TimeDomain, 
 			return true
 		}
 		if s.hasFire && s.tstate == time {
-			t.nextFire(w, d, ks, s, time, w.upTo, true)
-			return true
+			return t.nextFire(w, d, ks, s, time, w.upTo, true)
 		}
 	case trigContinuousProcessingTime:
 		if d == abi.ProcessingTime && s.hasFire && s.tstate == time {
-			t.nextFire(w, d, ks, s, time, w.upTo, true)
-			return true
+			return t.nextFire(w, d, ks, s, time, w.upTo, true)
 		}
 	}
 	return false
@@ -137,14 +135,15 @@ func (t *trigger) onTimer(w *Operator, ks *keyState, s *slot, d abi.TimeDomain, 
 
 // nextFire sets and registers a continuous trigger's next fire time: the
 // first multiple of the interval after from that is after passed, at most
-// the window's last millisecond. On a record passed is from; after a firing
-// at from it is the time the timers being fired reach: Flink fires again at
-// once for every interval one watermark or tick passes, with the same
-// contents, and here those firings are one. After a firing at the window's
-// last millisecond nothing is registered again (Flink would register the
-// same timer, which a window that is not cleaned up then would fire
-// forever).
-func (t *trigger) nextFire(w *Operator, d abi.TimeDomain, ks *keyState, s *slot, from, passed int64, fired bool) {
+// the window's last millisecond. On a record passed is from; after the fire
+// time from it is the time the timers being fired reach. Flink fires again
+// at once for every interval one watermark or tick passes, and at the
+// window's end if it passes that too, with the same contents; here they are
+// one firing, the last: nextFire says whether the fire time from fires,
+// which it does unless the next one is passed too (the window's end). After
+// the window's end nothing is registered again (Flink would register the
+// same timer, which a window that is not cleaned up then fires forever).
+func (t *trigger) nextFire(w *Operator, d abi.TimeDomain, ks *keyState, s *slot, from, passed int64, fired bool) bool {
 	next := addTime(from, t.interval)
 	if passed >= next {
 		// The multiple of the interval after from that follows passed:
@@ -158,6 +157,7 @@ func (t *trigger) nextFire(w *Operator, d abi.TimeDomain, ks *keyState, s *slot,
 	if next > from || !fired {
 		w.trigTimer(true, d, next, ks, s)
 	}
+	return next <= from || next > passed
 }
 
 // onMerge registers the timers of window s of key ks, which windows have

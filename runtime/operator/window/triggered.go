@@ -2,6 +2,7 @@ package window
 
 import (
 	"context"
+	"math"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
@@ -41,14 +42,31 @@ const (
 	markDropped
 )
 
+// A global window (one per key) has no bounds: its slot's start and end are
+// the least timestamp and the greatest + 1 of the records in it, which its
+// results report (as count windows do; Flink gives them Long.MAX_VALUE),
+// and its namespace is [math.MinInt64, math.MaxInt64). It never ends, so it
+// has no cleanup and no record is late for it.
+
+// global reports whether the windows are global.
+func (w *Operator) global() bool { return w.plan.Type == plan.WindowGlobal }
+
 // maxTimestamp is the last millisecond of window s (Flink's
-// Window.maxTimestamp).
-func (w *Operator) maxTimestamp(s *slot) int64 { return s.end - 1 }
+// Window.maxTimestamp): math.MaxInt64 for a global window.
+func (w *Operator) maxTimestamp(s *slot) int64 {
+	if w.global() {
+		return math.MaxInt64
+	}
+	return s.end - 1
+}
 
 // trigTimer registers (or deletes) the timer of key ks and window s at ts
 // in domain d.
 func (w *Operator) trigTimer(register bool, d abi.TimeDomain, ts int64, ks *keyState, s *slot) {
-	ns := w.namespace2(timerFire, s.start, s.end)
+	ns := w.namespace2(timerFire, math.MinInt64, math.MaxInt64)
+	if !w.global() {
+		ns = w.namespace2(timerFire, s.start, s.end)
+	}
 	if register {
 		w.timers.Register(d, ts, ks.key, ns)
 	} else {
@@ -57,13 +75,28 @@ func (w *Operator) trigTimer(register bool, d abi.TimeDomain, ts int64, ks *keyS
 }
 
 // cleanupTimer registers (or deletes) the cleanup timer of key ks and
-// window s.
+// window s; a global window has none.
 func (w *Operator) cleanupTimer(register bool, ks *keyState, s *slot) {
-	w.trigTimer(register, w.domain(), w.cleanupTime(s.end), ks, s)
+	if !w.global() {
+		w.trigTimer(register, w.domain(), w.cleanupTime(s.end), ks, s)
+	}
 }
 
-// windowSlot is key ks's slot of window [start, end), or nil.
-func windowSlot(ks *keyState, start, end int64) *slot {
+// isCleanup reports whether a timer at ts in domain d is window s's
+// cleanup.
+func (w *Operator) isCleanup(s *slot, d abi.TimeDomain, ts int64) bool {
+	return !w.global() && d == w.domain() && ts == w.cleanupTime(s.end)
+}
+
+// windowSlot is key ks's slot of window [start, end), or nil; a global
+// window is the key's only slot, whatever its bounds.
+func (w *Operator) windowSlot(ks *keyState, start, end int64) *slot {
+	if w.global() {
+		if len(ks.slots) == 0 {
+			return nil
+		}
+		return ks.slots[0]
+	}
 	for i := len(ks.slots) - 1; i >= 0; i-- {
 		if s := ks.slots[i]; s.start == start && s.end == end {
 			return s
@@ -88,6 +121,8 @@ func (w *Operator) processTriggered(ctx context.Context, recs []abi.Record) erro
 		rec := &recs[i]
 		var err error
 		switch {
+		case wp.Type == plan.WindowGlobal:
+			err = w.addToGlobal(ctx, rec)
 		case session:
 			gap := wp.Gap
 			if w.gapCall != nil {
@@ -137,18 +172,27 @@ func (w *Operator) addToTimeWindows(ctx context.Context, rec *abi.Record, now in
 	return nil
 }
 
+// addToGlobal adds a record to its key's global window.
+func (w *Operator) addToGlobal(ctx context.Context, rec *abi.Record) error {
+	ks, s, err := w.windowToAdd(ctx, w.keyOf(rec), rec.Timestamp, operator.AddTime(rec.Timestamp, 1))
+	if err == nil {
+		err = w.addTriggered(ctx, ks, s, rec)
+	}
+	return err
+}
+
 // windowToAdd is the key's window [start, end) that a record is added to,
 // made if it does not exist. A window with a firing pending fires first,
 // which may drop it and its key.
 func (w *Operator) windowToAdd(ctx context.Context, key []byte, start, end int64) (*keyState, *slot, error) {
 	ks := w.store.key(key, true)
-	s := windowSlot(ks, start, end)
+	s := w.windowSlot(ks, start, end)
 	if s != nil && s.mark&markFiring != 0 {
 		if err := w.flushFirings(ctx); err != nil {
 			return nil, nil, err
 		}
 		ks = w.store.key(key, true)
-		s = windowSlot(ks, start, end)
+		s = w.windowSlot(ks, start, end)
 	}
 	if s == nil {
 		s = w.store.newSlot(start, end)
@@ -268,6 +312,14 @@ func (w *Operator) addTriggered(ctx context.Context, ks *keyState, s *slot, rec 
 		}
 		return nil
 	}
+	if w.global() {
+		end := operator.AddTime(rec.Timestamp, 1)
+		if before == 0 {
+			s.start, s.end = rec.Timestamp, end
+		} else {
+			s.start, s.end = min(s.start, rec.Timestamp), max(s.end, end)
+		}
+	}
 	if w.trig.onElement(w, ks, s, rec.Timestamp) {
 		w.collect(ks, s)
 	}
@@ -364,7 +416,7 @@ func (w *Operator) triggerTimer(tm watermark.Timer) error {
 		return nil
 	}
 	start, end := namespaceTime(tm.Namespace), namespaceEnd(tm.Namespace)
-	s := windowSlot(ks, start, end)
+	s := w.windowSlot(ks, start, end)
 	if s != nil && s.mark&markFiring != 0 {
 		// The window changes again: what it fired first goes out first,
 		// which may drop it and its key.
@@ -374,7 +426,7 @@ func (w *Operator) triggerTimer(tm watermark.Timer) error {
 		if ks = w.store.key(tm.Key, false); ks == nil {
 			return nil
 		}
-		s = windowSlot(ks, start, end)
+		s = w.windowSlot(ks, start, end)
 	}
 	if s == nil {
 		return nil
@@ -382,7 +434,7 @@ func (w *Operator) triggerTimer(tm watermark.Timer) error {
 	if w.trig.onTimer(w, ks, s, w.timerDomain, tm.Timestamp) && s.n > 0 {
 		w.collect(ks, s)
 	}
-	if w.timerDomain == w.domain() && tm.Timestamp == w.cleanupTime(s.end) {
+	if w.isCleanup(s, w.timerDomain, tm.Timestamp) {
 		w.trig.clear(w, ks, s)
 		w.dropTriggered(ks, s)
 	}
