@@ -57,6 +57,29 @@ type Window struct {
 	// which fires a window when the watermark (or, with Processing, the
 	// clock) passes its end.
 	Trigger *Trigger `json:"trigger,omitempty"`
+	// Evictor removes records from a window when it fires; nil for none.
+	Evictor *Evictor `json:"evictor,omitempty"`
+}
+
+// Evictor types of the job spec.
+const (
+	EvictorCount = "count"
+	EvictorTime  = "time"
+	EvictorDelta = "delta"
+)
+
+// Evictor is a window's evictor (Flink's Evictor): a count evictor keeps
+// the last Max records, a time evictor those within Size milliseconds of
+// the latest, a delta evictor those whose JSON number Field is less than
+// Threshold from the last record's; After evicts after the window function
+// instead of before it.
+type Evictor struct {
+	Type      string  `json:"type"`
+	Max       int64   `json:"max,omitempty"`
+	Size      int64   `json:"size,omitempty"`
+	Threshold float64 `json:"threshold,omitempty"`
+	Field     string  `json:"field,omitempty"`
+	After     bool    `json:"after,omitempty"`
 }
 
 // Trigger types of the job spec.
@@ -105,6 +128,9 @@ func newWindowPlan(j *spec.Job, o *spec.Operator, w *spec.Window, wpath string, 
 		Lateness: o.AllowedLateness.Milliseconds(), Processing: j.Time == TimeProcessing,
 	}
 	wp.Trigger = newTrigger(w.Trigger, wp.Processing, wp.Type == WindowGlobal)
+	if e := w.Evictor; e != nil {
+		wp.Evictor = &Evictor{Type: e.Type, Max: e.Max, Size: e.Size.Milliseconds(), Threshold: e.Threshold, Field: e.Field, After: !e.Before}
+	}
 	if wp.Type == WindowTumbling {
 		wp.Slide = wp.Size
 	}

@@ -3,6 +3,9 @@ package plan
 import (
 	"reflect"
 	"testing"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/spec"
 )
 
 // TestWindowTriggers: a window's trigger in the plan, nil when it is the
@@ -43,5 +46,34 @@ func TestGlobalWindowPlan(t *testing.T) {
 	w := p.Vertex("c").Window
 	if w.Type != WindowGlobal || !reflect.DeepEqual(w.Trigger, &Trigger{Type: TriggerCount, Count: 5, Purge: true}) || !w.All {
 		t.Fatalf("window %+v, trigger %+v", w, w.Trigger)
+	}
+}
+
+// TestWindowEvictors: a window's evictor in the plan.
+func TestWindowEvictors(t *testing.T) {
+	for _, tc := range []struct {
+		evictor string
+		want    *Evictor
+	}{
+		{"{type: count, max: 3}", &Evictor{Type: EvictorCount, Max: 3}},
+		{"{type: time, size: 2s, before: false}", &Evictor{Type: EvictorTime, Size: 2000, After: true}},
+		{"{type: delta, threshold: 0.5, field: price}", &Evictor{Type: EvictorDelta, Threshold: 0.5, Field: "price"}},
+	} {
+		j, err := spec.Parse([]byte("name: w\nsources: [{id: s, generator: {kind: clicks, count: 1}}]\n" +
+			"operators: [{id: c, input: s, key_by: {field: user}, window: {type: tumbling, size: 1s, evictor: " + tc.evictor + "}, " +
+			"process_window: {module: " + testModule + ", function: win}}]\n" +
+			"sinks: [{id: o, input: c, discard: true}]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc := abi.Description{ABI: 1, Functions: []abi.Function{{Name: "win", Kind: abi.KindWindowProcess}}}
+		p, err := Build(j, func(id string) (abi.Description, bool) { return desc, id == testModule })
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := p.Vertex("c").Window
+		if !reflect.DeepEqual(w.Evictor, tc.want) || w.Trigger != nil {
+			t.Errorf("%s: evictor %+v, trigger %+v; want %+v and the default trigger", tc.evictor, w.Evictor, w.Trigger, tc.want)
+		}
 	}
 }

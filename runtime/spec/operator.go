@@ -56,6 +56,8 @@ type Window struct {
 	// with time: processing, the clock) passes its end. A global window
 	// needs one.
 	Trigger *Trigger `json:"trigger,omitempty"`
+	// Evictor removes records from the window when it fires.
+	Evictor *Evictor `json:"evictor,omitempty"`
 }
 
 // Aggregate is a built-in or UDF window aggregate.

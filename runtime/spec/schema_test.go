@@ -169,6 +169,7 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 		{Sink{}, "partition", "name: j\n" + src + "sinks: [{id: out, input: src, discard: true, partition: x}]\n", "sinks[0].partition"},
 		{PrintSink{}, "format", "name: j\n" + src + "sinks: [{id: out, input: src, print: {format: x}}]\n", "sinks[0].print.format"},
 		{Window{}, "type", op("key_by: {field: k}, window: {type: x}, aggregate: {builtin: count}"), "operators[0].window.type"},
+		{Evictor{}, "type", op("key_by: {field: k}, window: {type: tumbling, size: 1m, evictor: {type: x}}, process_window: {module: " + modA + ", function: f}"), "operators[0].window.evictor.type"},
 		{Trigger{}, "type", op("key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: x}}, aggregate: {builtin: count}"), "operators[0].window.trigger.type"},
 		{Aggregate{}, "builtin", op("key_by: {field: k}, window: {type: tumbling, size: 1m}, aggregate: {builtin: x}"), "operators[0].aggregate.builtin"},
 		{StateTTL{}, "update_type", op("key_by: {field: k}, process: {module: " + modA + ", function: f}, state_ttl: [{state: s, ttl: 1s, update_type: x}]"), "operators[0].state_ttl[0].update_type"},
@@ -292,8 +293,13 @@ operators:
     key_by: {field: k}
     window: {type: tumbling, size: 1m, trigger: {type: count, count: 3}}
     aggregate: {builtin: count}
-  - id: p
+  - id: e
     input: t
+    key_by: {field: k}
+    window: {type: global, trigger: {type: count, count: 2}, evictor: {type: count, max: 4}}
+    process_window: {module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", function: w}
+  - id: p
+    input: e
     key_by: {field: k}
     process: {module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", function: f}
     state_ttl: [{state: s, ttl: 1h}]

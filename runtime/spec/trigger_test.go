@@ -79,3 +79,61 @@ func TestGlobalWindowInJoin(t *testing.T) {
 		t.Errorf("a trigger asked for: %q", got)
 	}
 }
+
+// TestEvictorsParse: every evictor type, before (the default) and after.
+func TestEvictorsParse(t *testing.T) {
+	pw := "process_window: {module: " + modA + ", function: p}"
+	for _, tc := range []struct {
+		fields string
+		want   Evictor
+	}{
+		{"key_by: {field: k}, window: {type: global, trigger: {type: count, count: 2}, evictor: {type: count, max: 4}}, " + pw,
+			Evictor{Type: "count", Max: 4, Before: true}},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1m, evictor: {type: time, size: 10s, before: false}}, " + pw,
+			Evictor{Type: "time", Size: dur("10s")}},
+		{"window_all: {type: session, gap: 1m, trigger: {type: count, count: 3}, evictor: {type: delta, threshold: 2.5, field: price}}, " + pw,
+			Evictor{Type: "delta", Threshold: 2.5, Field: "price", Before: true}},
+		{"window_all: {type: sliding, size: 1m, slide: 10s, evictor: {type: delta, threshold: 3, field: n, before: true}}, " + pw,
+			Evictor{Type: "delta", Threshold: 3, Field: "n", Before: true}},
+	} {
+		j := mustParse(t, windowOp("", tc.fields))
+		w := j.Operators[0].Window
+		if w == nil {
+			w = j.Operators[0].WindowAll
+		}
+		if w.Evictor == nil || *w.Evictor != tc.want {
+			t.Errorf("%s: evictor %+v, want %+v", tc.fields, w.Evictor, tc.want)
+		}
+	}
+}
+
+// TestEvictorProblems: what is wrong with an evictor, at the field.
+func TestEvictorProblems(t *testing.T) {
+	pw := "process_window: {module: " + modA + ", function: p}"
+	for _, tc := range []struct{ fields, path, want string }{
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: count}}, " + pw,
+			"operators[0].window.evictor.max", "must be at least 1, got 0"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: time, size: 100us}}, " + pw,
+			"operators[0].window.evictor.size", "must be at least 1ms, got 100µs"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: delta, threshold: 0, field: n}}, " + pw,
+			"operators[0].window.evictor.threshold", "must be positive (a threshold of 0 or less evicts every record), got 0"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: delta, threshold: 1}}, " + pw,
+			"operators[0].window.evictor.field", "required by a delta evictor: the JSON number field the delta is taken of"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: count, max: 2, field: n}}, " + pw,
+			"operators[0].window.evictor.field", "not used by a count evictor"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: count, max: 2}}, aggregate: {builtin: sum, field: n}",
+			"operators[0].window.evictor", "needs the window's records, which only process_window keeps: aggregate folds them into an accumulator as they come"},
+		{"window_all: {type: global, trigger: {type: count, count: 2}, evictor: {type: time, size: 1s}}, reduce: {module: " + modA + ", function: r}",
+			"operators[0].window_all.evictor", "needs the window's records, which only process_window keeps: reduce folds them into an accumulator as they come"},
+		{"key_by: {field: k}, window: {type: count, count: 2, evictor: {type: count, max: 1}}, " + pw,
+			"operators[0].window.evictor", "not used by a count window, which keeps its last count records (a sliding count window is a global window with a count trigger and a count evictor)"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: delta, threshold: .inf, field: n}}, " + pw,
+			"operators[0].window.evictor.threshold", "want a finite number, got .inf"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: delta, threshold: two, field: n}}, " + pw,
+			"operators[0].window.evictor.threshold", "want a number, got a string"},
+	} {
+		if got := problemAt(t, windowOp("", tc.fields), tc.path); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.path, got, tc.want)
+		}
+	}
+}

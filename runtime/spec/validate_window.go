@@ -22,6 +22,12 @@ func (v *validator) window(p string, w *Window, join bool) {
 	case w.Type == "global" && !join:
 		v.fail(p+".trigger", "required by a global window, which never fires on its own (as Flink's GlobalWindows): set a count, continuous_event_time or continuous_processing_time trigger")
 	}
+	switch {
+	case w.Evictor != nil && join:
+		v.fail(p+".evictor", "not supported in a join's window")
+	case w.Evictor != nil:
+		v.evictor(p, w)
+	}
 	uses, known := windowFields[w.Type]
 	if !known {
 		return

@@ -86,8 +86,9 @@ type Operator struct {
 
 	// trig is the trigger of triggered windows (triggered.go); nil for
 	// the default trigger of the window's clock, which the panes and
-	// timers above run.
-	trig *trigger
+	// timers above run. evict is their evictor, if any.
+	trig  *trigger
+	evict *evictor
 	// procNow is the processing time of the batch being added; upTo,
 	// timerDomain and timerCtx are the time, domain and context of the
 	// timers being fired; onTriggerTimer is triggerTimer, bound once.
@@ -106,8 +107,8 @@ func newWindowOp(vertex string, wp *plan.Window, lateCount *atomic.Int64, policy
 		out: out, late: late, lateCount: lateCount, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
 		panes: map[int64][]*keyState{}, clock: operator.NowMillis,
 	}
-	if wp.Trigger != nil {
-		w.trig = newTrigger(wp.Trigger, wp.Processing)
+	if wp.Trigger != nil || wp.Evictor != nil {
+		w.trig, w.evict = newTrigger(wp.Trigger, wp.Processing), newEvictor(wp.Evictor)
 		w.onTriggerTimer = w.triggerTimer
 	} else if wp.Type == plan.WindowTumbling || wp.Type == plan.WindowSliding {
 		w.pane = gcd(wp.Size, wp.Slide)

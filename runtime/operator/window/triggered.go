@@ -2,6 +2,7 @@ package window
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"wasmstream.io/platform/abi"
@@ -119,6 +120,15 @@ func (w *Operator) processTriggered(ctx context.Context, recs []abi.Record) erro
 	w.procNow = now
 	for i := range recs {
 		rec := &recs[i]
+		if w.evict != nil && w.evict.kind == evictDelta {
+			// A record the delta evictor cannot read is in no window.
+			if _, err := w.evict.number(rec.Value); err != nil {
+				if err := w.policy.RecordFailed(ctx, rec, err); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		var err error
 		switch {
 		case wp.Type == plan.WindowGlobal:
@@ -357,7 +367,13 @@ func (w *Operator) flushFirings(ctx context.Context) error {
 		if err := w.fn.flush(ctx); err != nil {
 			return err
 		}
+		if err := w.evictFirings(w.evict != nil && !w.evict.after); err != nil {
+			return err
+		}
 		if err := w.fn.fire(ctx, w.fs); err != nil {
+			return err
+		}
+		if err := w.evictFirings(w.evict != nil && w.evict.after); err != nil {
 			return err
 		}
 		for _, t := range w.firedSlots {
@@ -384,6 +400,23 @@ func (w *Operator) flushFirings(ctx context.Context) error {
 	}
 	clear(w.drops)
 	w.drops = w.drops[:0]
+	return nil
+}
+
+// evictFirings runs the evictor, when now, on the windows that fire; a
+// global window then reports the bounds of the records it keeps.
+func (w *Operator) evictFirings(now bool) error {
+	if !now {
+		return nil
+	}
+	for i := range w.fs {
+		f := &w.fs[i]
+		s := f.slots[0]
+		if err := w.evict.evict(w, s); err != nil {
+			return fmt.Errorf("operator[%s]: evictor: %w", w.vertex, err)
+		}
+		f.start, f.end = s.start, s.end
+	}
 	return nil
 }
 
