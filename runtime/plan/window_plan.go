@@ -13,6 +13,7 @@ const (
 	WindowSliding  = "sliding"
 	WindowSession  = "session"
 	WindowCount    = "count"
+	WindowGlobal   = "global"
 )
 
 // Checkpoint modes of the job spec.
@@ -52,6 +53,70 @@ type Window struct {
 	All        bool  `json:"all,omitempty"`
 	Lateness   int64 `json:"lateness,omitempty"`
 	Processing bool  `json:"processing,omitempty"`
+	// Trigger is the window's trigger; nil for the default of its clock,
+	// which fires a window when the watermark (or, with Processing, the
+	// clock) passes its end.
+	Trigger *Trigger `json:"trigger,omitempty"`
+	// Evictor removes records from a window when it fires; nil for none.
+	Evictor *Evictor `json:"evictor,omitempty"`
+}
+
+// Evictor types of the job spec.
+const (
+	EvictorCount = "count"
+	EvictorTime  = "time"
+	EvictorDelta = "delta"
+)
+
+// Evictor is a window's evictor (Flink's Evictor): a count evictor keeps
+// the last Max records, a time evictor those within Size milliseconds of
+// the latest, a delta evictor those whose JSON number Field is less than
+// Threshold from the last record's; After evicts after the window function
+// instead of before it.
+type Evictor struct {
+	Type      string  `json:"type"`
+	Max       int64   `json:"max,omitempty"`
+	Size      int64   `json:"size,omitempty"`
+	Threshold float64 `json:"threshold,omitempty"`
+	Field     string  `json:"field,omitempty"`
+	After     bool    `json:"after,omitempty"`
+}
+
+// Trigger types of the job spec.
+const (
+	TriggerEventTime                = "event_time"
+	TriggerProcessingTime           = "processing_time"
+	TriggerCount                    = "count"
+	TriggerContinuousEventTime      = "continuous_event_time"
+	TriggerContinuousProcessingTime = "continuous_processing_time"
+)
+
+// Trigger is a window's trigger (Flink's Trigger): its type, the count of
+// a count trigger, the interval of a continuous one in milliseconds, and
+// whether every firing purges the window (FIRE_AND_PURGE).
+type Trigger struct {
+	Type     string `json:"type"`
+	Count    int64  `json:"count,omitempty"`
+	Interval int64  `json:"interval,omitempty"`
+	Purge    bool   `json:"purge,omitempty"`
+}
+
+// newTrigger resolves a window's trigger: nil when it is the default one
+// of the window's clock, which the operator runs on its own path (a global
+// window has no default).
+func newTrigger(t *spec.Trigger, processing, global bool) *Trigger {
+	if t == nil {
+		return nil
+	}
+	tp := &Trigger{Type: t.Type, Count: t.Count, Interval: t.Interval.Milliseconds(), Purge: t.Purge}
+	dflt := TriggerEventTime
+	if processing {
+		dflt = TriggerProcessingTime
+	}
+	if tp.Type == dflt && !tp.Purge && !global {
+		return nil
+	}
+	return tp
 }
 
 // newWindowPlan resolves window w of operator o (at path wpath), with the
@@ -61,6 +126,10 @@ func newWindowPlan(j *spec.Job, o *spec.Operator, w *spec.Window, wpath string, 
 		Type: w.Type, Size: w.Size.Milliseconds(), Slide: w.Slide.Milliseconds(), Offset: w.Offset.Milliseconds(),
 		Gap: w.Gap.Milliseconds(), Count: w.Count, CountSlide: w.CountSlide,
 		Lateness: o.AllowedLateness.Milliseconds(), Processing: j.Time == TimeProcessing,
+	}
+	wp.Trigger = newTrigger(w.Trigger, wp.Processing, wp.Type == WindowGlobal)
+	if e := w.Evictor; e != nil {
+		wp.Evictor = &Evictor{Type: e.Type, Max: e.Max, Size: e.Size.Milliseconds(), Threshold: e.Threshold, Field: e.Field, After: !e.Before}
 	}
 	if wp.Type == WindowTumbling {
 		wp.Slide = wp.Size
@@ -118,8 +187,8 @@ func planWindow(j *spec.Job, o *spec.Operator, v *Vertex, path string, resolve r
 }
 
 // windowStateProblem refuses per-window state where windows cannot keep it:
-// merging (session) windows, as Flink does, and count windows, which never
-// end in time, so their state could never be cleared.
+// merging (session) windows, as Flink does, and count and global windows,
+// which never end in time, so their state could never be cleared.
 func windowStateProblem(wp *Window, wpath string, fn *Func, desc abi.Description) string {
 	if !wp.States {
 		return ""
@@ -130,6 +199,8 @@ func windowStateProblem(wp *Window, wpath string, fn *Func, desc abi.Description
 		why = "per-window state is not allowed when using merging (session) windows"
 	case WindowCount:
 		why = "per-window state is not allowed with count windows, which never end in time to clear it"
+	case WindowGlobal:
+		why = "per-window state is not allowed with global windows, which never end in time to clear it"
 	default:
 		return ""
 	}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"time"
@@ -77,9 +78,25 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 		v.SetBool(b)
 	case reflect.Int, reflect.Int64:
 		d.integer(n, v, path)
+	case reflect.Float64:
+		d.number(n, v, path)
 	default:
 		panic(fmt.Sprintf("spec: no decoding into %s", v.Type()))
 	}
+}
+
+// number decodes a finite number, integer or not.
+func (d *decoder) number(n *yaml.Node, v reflect.Value, path string) {
+	var f float64
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&f) != nil {
+		d.wrongType(path, n, "a number")
+		return
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		d.fail(path, n, "want a finite number, got %s", n.Value)
+		return
+	}
+	v.SetFloat(f)
 }
 
 func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) {

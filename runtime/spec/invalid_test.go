@@ -196,6 +196,27 @@ sinks: [{id: out, input: a, discard: true}, {id: unnamed, discard: true}]
   - {id: a, join: {left: {input: src, key_by: {field: k}}, right: {input: src, key_by: {field: k}}, window: {type: count, count: 5}}}
   - {id: op, input: a, window_all: {type: sliding, size: 10s, slide: 2s, offset: 2s}, reduce: {module: ` + modA + `, function: r}}
 `), []string{"operators[0].join.window.type", "operators[1].window_all.offset"}},
+	{"triggers", withOps(`
+  - {id: a, input: src, key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: count}}, aggregate: {builtin: count}}
+  - {id: b, input: src, key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: event_time, count: 2, interval: 1s}}, aggregate: {builtin: count}}
+  - {id: c, input: src, key_by: {field: k}, window: {type: sliding, size: 1s, slide: 100ms, trigger: {type: continuous_event_time, interval: 500us}}, aggregate: {builtin: count}}
+  - {id: d, input: src, key_by: {field: k}, window: {type: count, count: 5, trigger: {type: count, count: 2, purge: true}}, aggregate: {builtin: count}}
+  - {id: e, input: src, window_all: {type: session, gap: 1s, trigger: {type: whenever}}, aggregate: {builtin: count}}
+  - {id: f, join: {left: {input: src, key_by: {field: k}}, right: {input: src, key_by: {field: k}}, window: {type: tumbling, size: 1s, trigger: {type: count, count: 1}}}}
+  - {id: op, input: src, key_by: {field: k}, window: {type: session, gap: 1s, trigger: {type: continuous_processing_time}}, aggregate: {builtin: count}}
+`), []string{"operators[0].window.trigger.count", "operators[1].window.trigger.count", "operators[1].window.trigger.interval",
+		"operators[2].window.trigger.interval", "operators[3].window.trigger", "operators[4].window_all.trigger.type",
+		"operators[5].join.window.trigger", "operators[6].window.trigger.interval"}},
+	{"global windows", withOps(`
+  - {id: a, input: src, key_by: {field: k}, window: {type: global}, aggregate: {builtin: count}}
+  - {id: b, input: src, key_by: {field: k}, window: {type: global, count: 3, trigger: {type: processing_time}}, aggregate: {builtin: count}}
+  - {id: op, join: {left: {input: src, key_by: {field: k}}, right: {input: src, key_by: {field: k}}, window: {type: global}}}
+`), []string{"operators[0].window.trigger", "operators[1].window.count", "operators[1].window.trigger.type", "operators[2].join.window.type"}},
+	{"event-time triggers in processing time", "time: processing\n" + withOps(`
+  - {id: a, input: src, key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: event_time, purge: true}}, aggregate: {builtin: count}}
+  - {id: b, input: src, key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: processing_time, purge: true}}, aggregate: {builtin: count}}
+  - {id: op, input: src, window_all: {type: sliding, size: 2s, slide: 1s, trigger: {type: continuous_event_time, interval: 1s}}, aggregate: {builtin: count}}
+`), []string{"operators[0].window.trigger.type", "operators[2].window_all.trigger.type"}},
 	{"module ids", withOps(`
   - {id: a, input: src, map: {module: ` + modA[:70] + `, function: f}}
   - {id: b, input: src, map: {module: "sha256:` + repeat("A", 64) + `", function: f}}

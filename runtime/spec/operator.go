@@ -39,9 +39,10 @@ type KeyBy struct {
 
 // Window assigns records to windows. Type says which fields apply:
 // tumbling {Size, Offset}, sliding {Size, Slide, Offset},
-// session {Gap or GapFunction}, count {Count, CountSlide}.
+// session {Gap or GapFunction}, count {Count, CountSlide}, global {} (one
+// window per key, which only its Trigger fires).
 type Window struct {
-	Type   string   `json:"type" required:"true"` // tumbling | sliding | session | count
+	Type   string   `json:"type" required:"true"` // tumbling | sliding | session | count | global
 	Size   Duration `json:"size,omitzero"`
 	Slide  Duration `json:"slide,omitzero"`
 	Offset Duration `json:"offset,omitzero"`
@@ -51,6 +52,12 @@ type Window struct {
 	// Count is the records in a count window; CountSlide, when set, slides it.
 	Count      int64 `json:"count,omitzero"`
 	CountSlide int64 `json:"count_slide,omitzero"`
+	// Trigger says when the window fires; nil: when the watermark (or,
+	// with time: processing, the clock) passes its end. A global window
+	// needs one.
+	Trigger *Trigger `json:"trigger,omitempty"`
+	// Evictor removes records from the window when it fires.
+	Evictor *Evictor `json:"evictor,omitempty"`
 }
 
 // Aggregate is a built-in or UDF window aggregate.

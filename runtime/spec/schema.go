@@ -148,6 +148,8 @@ func (g *schemaGen) fieldType(t reflect.Type) *object {
 		s.set("type", "boolean")
 	case reflect.Int, reflect.Int64:
 		s.set("type", "integer")
+	case reflect.Float64:
+		s.set("type", "number")
 	default:
 		panic(fmt.Sprintf("spec: no schema for %s", t))
 	}

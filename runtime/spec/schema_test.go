@@ -121,7 +121,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"wrong enum", minimalSpec + "time: wall\n",
 			[]string{`/time: "wall" is not one of ["event", "processing", "ingestion"]`}},
 		{"wrong nested enum", withOps("  - {id: op, input: src, key_by: {field: k}, window: {type: tumbing, size: 1m}, aggregate: {builtin: count}}\n"),
-			[]string{`/operators/0/window/type: "tumbing" is not one of ["tumbling", "sliding", "session", "count"]`}},
+			[]string{`/operators/0/window/type: "tumbing" is not one of ["tumbling", "sliding", "session", "count", "global"]`}},
 		{"bad duration", minimalSpec + "buffer_timeout: 5x\n",
 			[]string{`/buffer_timeout: "5x" does not match ` + durationPattern}},
 		{"bare number as a duration", minimalSpec + "buffer_timeout: 5\n", []string{`/buffer_timeout: want string, got integer`}},
@@ -169,6 +169,8 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 		{Sink{}, "partition", "name: j\n" + src + "sinks: [{id: out, input: src, discard: true, partition: x}]\n", "sinks[0].partition"},
 		{PrintSink{}, "format", "name: j\n" + src + "sinks: [{id: out, input: src, print: {format: x}}]\n", "sinks[0].print.format"},
 		{Window{}, "type", op("key_by: {field: k}, window: {type: x}, aggregate: {builtin: count}"), "operators[0].window.type"},
+		{Evictor{}, "type", op("key_by: {field: k}, window: {type: tumbling, size: 1m, evictor: {type: x}}, process_window: {module: " + modA + ", function: f}"), "operators[0].window.evictor.type"},
+		{Trigger{}, "type", op("key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: x}}, aggregate: {builtin: count}"), "operators[0].window.trigger.type"},
 		{Aggregate{}, "builtin", op("key_by: {field: k}, window: {type: tumbling, size: 1m}, aggregate: {builtin: x}"), "operators[0].aggregate.builtin"},
 		{StateTTL{}, "update_type", op("key_by: {field: k}, process: {module: " + modA + ", function: f}, state_ttl: [{state: s, ttl: 1s, update_type: x}]"), "operators[0].state_ttl[0].update_type"},
 		{StateTTL{}, "visibility", op("key_by: {field: k}, process: {module: " + modA + ", function: f}, state_ttl: [{state: s, ttl: 1s, visibility: x}]"), "operators[0].state_ttl[0].visibility"},
@@ -286,8 +288,18 @@ operators:
       left: {input: gen, key_by: {field: a}}
       right: {input: gen, key_by: {field: b}}
       window: {type: tumbling, size: 1m}
-  - id: p
+  - id: t
     input: w
+    key_by: {field: k}
+    window: {type: tumbling, size: 1m, trigger: {type: count, count: 3}}
+    aggregate: {builtin: count}
+  - id: e
+    input: t
+    key_by: {field: k}
+    window: {type: global, trigger: {type: count, count: 2}, evictor: {type: count, max: 4}}
+    process_window: {module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", function: w}
+  - id: p
+    input: e
     key_by: {field: k}
     process: {module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", function: f}
     state_ttl: [{state: s, ttl: 1h}]

@@ -91,9 +91,11 @@ func (v *validator) windowed(p string, op *Operator) {
 	}
 	if op.Window != nil {
 		v.window(p+".window", op.Window, false)
+		v.evictorFunction(p+".window", op.Window, kind)
 	}
 	if op.WindowAll != nil {
 		v.window(p+".window_all", op.WindowAll, false)
+		v.evictorFunction(p+".window_all", op.WindowAll, kind)
 	}
 	v.notNegative(p+".allowed_lateness", op.AllowedLateness)
 	if op.LateOutput != "" {

@@ -8,11 +8,26 @@ var windowFields = map[string][]string{
 	"sliding":  {"size", "slide", "offset"},
 	"session":  {"gap", "gap_function"},
 	"count":    {"count", "count_slide"},
+	"global":   nil,
 }
 
 // window checks a window; a join's window must be a time window.
 func (v *validator) window(p string, w *Window, join bool) {
 	v.oneOf(p+".type", w.Type, windowTypes...)
+	switch {
+	case w.Trigger != nil && join:
+		v.fail(p+".trigger", "not supported in a join's window, which fires when the watermark passes its end")
+	case w.Trigger != nil:
+		v.trigger(p, w)
+	case w.Type == "global" && !join:
+		v.fail(p+".trigger", "required by a global window, which never fires on its own (as Flink's GlobalWindows): set a count, continuous_event_time or continuous_processing_time trigger")
+	}
+	switch {
+	case w.Evictor != nil && join:
+		v.fail(p+".evictor", "not supported in a join's window")
+	case w.Evictor != nil:
+		v.evictor(p, w)
+	}
 	uses, known := windowFields[w.Type]
 	if !known {
 		return
@@ -49,6 +64,10 @@ func (v *validator) window(p string, w *Window, join bool) {
 			v.functionRef(p+".gap_function", w.GapFunction)
 		default:
 			v.positive(p+".gap", w.Gap)
+		}
+	case "global":
+		if join {
+			v.fail(p+".type", "a join needs a time window: tumbling, sliding or session")
 		}
 	case "count":
 		if join {

@@ -50,13 +50,20 @@ func (c *Count) Finish(context.Context) error         { return nil }
 func (c *Count) Close(context.Context) error          { return nil }
 
 // Step is one input of an operator test: records "key@ts value", several
-// separated by ";" in one batch, or a watermark "wm N" ("wm max" ends the
-// input).
+// separated by ";" in one batch, a watermark "wm N" ("wm max" ends the
+// input), or processing time "tick N" (the stage's Tick at N).
 type Step string
 
 // Apply gives the step to s.
 func (st Step) Apply(ctx context.Context, s operator.Stage) error {
 	text := string(st)
+	if rest, ok := strings.CutPrefix(text, "tick "); ok {
+		var now int64
+		if _, err := fmt.Sscan(rest, &now); err != nil {
+			return fmt.Errorf("tick %q: %w", rest, err)
+		}
+		return s.Tick(ctx, now)
+	}
 	if rest, ok := strings.CutPrefix(text, "wm "); ok {
 		if rest == "max" {
 			return s.Advance(ctx, watermark.MaxWatermark)
@@ -80,6 +87,38 @@ func (st Step) Apply(ctx context.Context, s operator.Stage) error {
 func Run(t testing.TB, s operator.Stage, steps []Step) {
 	t.Helper()
 	for _, st := range steps {
+		if err := st.Apply(context.Background(), s); err != nil {
+			t.Fatalf("step %q: %v", st, err)
+		}
+	}
+}
+
+// Clock is a processing-time clock that steps move, for operators that
+// read the time themselves (as records arrive): Read is the clock.
+type Clock struct{ Now int64 }
+
+// Read is the clock's time.
+func (c *Clock) Read() int64 { return c.Now }
+
+// RunClock is Run with a clock: "at N" sets the clock to N (the records of
+// the steps after it arrive at N), and "tick N" sets it to N before the
+// stage's Tick.
+func RunClock(t testing.TB, s operator.Stage, c *Clock, steps []Step) {
+	t.Helper()
+	for _, st := range steps {
+		text := string(st)
+		at, ok := strings.CutPrefix(text, "at ")
+		if !ok {
+			at, ok = strings.CutPrefix(text, "tick ")
+		}
+		if ok {
+			if _, err := fmt.Sscan(at, &c.Now); err != nil {
+				t.Fatalf("step %q: %v", st, err)
+			}
+		}
+		if strings.HasPrefix(text, "at ") {
+			continue
+		}
 		if err := st.Apply(context.Background(), s); err != nil {
 			t.Fatalf("step %q: %v", st, err)
 		}

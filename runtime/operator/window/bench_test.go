@@ -82,3 +82,26 @@ func BenchmarkWindowProcessState(b *testing.B) {
 		})
 	}
 }
+
+// Triggered windows (triggered.go) with the built-in count over 100,000
+// keys and 10 s tumbling windows (about 10 records per key and window):
+// the default trigger given explicitly (the triggered path against
+// BenchmarkWindowTumblingBuiltin's panes), a purging count trigger, a
+// continuous event-time trigger every second, and a global window with a
+// purging count trigger of 10.
+func BenchmarkWindowTriggers(b *testing.B) {
+	tumbling := func(t plan.Trigger) plan.Window {
+		return plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000, Builtin: builtinCount, Trigger: &t}
+	}
+	for _, tt := range []struct {
+		name string
+		plan plan.Window
+	}{
+		{"event-time", tumbling(plan.Trigger{Type: plan.TriggerEventTime})},
+		{"count-5-purge", tumbling(plan.Trigger{Type: plan.TriggerCount, Count: 5, Purge: true})},
+		{"continuous-1s", tumbling(plan.Trigger{Type: plan.TriggerContinuousEventTime, Interval: 1_000})},
+		{"global-count-10-purge", plan.Window{Type: plan.WindowGlobal, Builtin: builtinCount, Trigger: &plan.Trigger{Type: plan.TriggerCount, Count: 10, Purge: true}}},
+	} {
+		b.Run(tt.name, func(b *testing.B) { windowBench(b, tt.plan, 100_000, 100, nil) })
+	}
+}

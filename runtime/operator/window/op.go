@@ -83,6 +83,22 @@ type Operator struct {
 	gapAnswer operator.Answer
 	touched   []touchedSlot
 	drops     []touchedSlot
+
+	// trig is the trigger of triggered windows (triggered.go); nil for
+	// the default trigger of the window's clock, which the panes and
+	// timers above run. evict is their evictor, if any.
+	trig  *trigger
+	evict *evictor
+	// procNow is the processing time of the batch being added; upTo,
+	// timerDomain and timerCtx are the time, domain and context of the
+	// timers being fired; onTriggerTimer is triggerTimer, bound once.
+	procNow        int64
+	upTo           int64
+	timerDomain    abi.TimeDomain
+	timerCtx       context.Context
+	onTriggerTimer func(watermark.Timer) error
+	firedSlots     []touchedSlot
+	merges         []slotMerge
 }
 
 func newWindowOp(vertex string, wp *plan.Window, lateCount *atomic.Int64, policy *operator.ErrorPolicy, out *operator.Out, late operator.Stage) *Operator {
@@ -91,7 +107,10 @@ func newWindowOp(vertex string, wp *plan.Window, lateCount *atomic.Int64, policy
 		out: out, late: late, lateCount: lateCount, policy: policy, wm: abi.NoWatermark, lastTick: math.MinInt64,
 		panes: map[int64][]*keyState{}, clock: operator.NowMillis,
 	}
-	if wp.Type == plan.WindowTumbling || wp.Type == plan.WindowSliding {
+	if wp.Trigger != nil || wp.Evictor != nil {
+		w.trig, w.evict = newTrigger(wp.Trigger, wp.Processing), newEvictor(wp.Evictor)
+		w.onTriggerTimer = w.triggerTimer
+	} else if wp.Type == plan.WindowTumbling || wp.Type == plan.WindowSliding {
 		w.pane = gcd(wp.Size, wp.Slide)
 		w.safeLo, w.safeHi = safeRange(wp)
 	}
@@ -191,10 +210,12 @@ func (w *Operator) windowAt(t, d int64) (start, end int64) {
 
 func (w *Operator) Process(ctx context.Context, recs []abi.Record) error {
 	var err error
-	switch w.plan.Type {
-	case plan.WindowSession:
+	switch {
+	case w.trig != nil:
+		err = w.processTriggered(ctx, recs)
+	case w.plan.Type == plan.WindowSession:
 		err = w.processSessions(ctx, recs)
-	case plan.WindowCount:
+	case w.plan.Type == plan.WindowCount:
 		err = w.processCount(ctx, recs)
 	default:
 		err = w.processPanes(ctx, recs)
@@ -222,10 +243,11 @@ func (w *Operator) Process(ctx context.Context, recs []abi.Record) error {
 // afterBatch finishes what a batch started: session timers, count window
 // firings.
 func (w *Operator) afterBatch(ctx context.Context) error {
-	switch w.plan.Type {
-	case plan.WindowSession:
+	switch {
+	case w.trig != nil:
+	case w.plan.Type == plan.WindowSession:
 		w.sessionTimers()
-	case plan.WindowCount:
+	case w.plan.Type == plan.WindowCount:
 		return w.fireCount(ctx)
 	}
 	return nil
@@ -501,6 +523,12 @@ func (w *Operator) Advance(ctx context.Context, wm int64) error {
 		w.wm = wm
 		var err error
 		switch {
+		case w.trig != nil:
+			err = w.advanceTriggered(ctx, abi.EventTime, wm)
+			if err == nil && w.plan.Processing && wm == watermark.MaxWatermark {
+				// The end of input fires every processing-time window.
+				err = w.advanceTriggered(ctx, abi.ProcessingTime, wm)
+			}
 		case w.plan.Type == plan.WindowCount:
 		case !w.plan.Processing:
 			err = w.fireTimers(ctx, abi.EventTime, wm)
@@ -521,7 +549,12 @@ func (w *Operator) Advance(ctx context.Context, wm int64) error {
 }
 
 func (w *Operator) Tick(ctx context.Context, now int64) error {
-	if w.plan.Processing && w.plan.Type != plan.WindowCount && now > w.lastTick {
+	if w.trig != nil && now > w.lastTick {
+		w.lastTick = now
+		if err := w.advanceTriggered(ctx, abi.ProcessingTime, now); err != nil {
+			return err
+		}
+	} else if w.plan.Processing && w.plan.Type != plan.WindowCount && now > w.lastTick {
 		w.lastTick = now
 		if err := w.fireTimers(ctx, abi.ProcessingTime, now); err != nil {
 			return err

@@ -249,35 +249,57 @@ func TestWindowProperty(t *testing.T) {
 			want, wantLate = refTimeWindows(recs, wp.Size, wp.Slide, wp.Lateness, delay, wp.Builtin)
 		}
 
-		out := &resultSink{}
-		c := newCounters()
-		policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-		wo := &operator.Out{Max: 1 + rng.IntN(8), Next: out}
-		w := newWindowOp("win", &wp, &c.late, policy, wo, nil)
-		w.fn = &builtinFunc{name: wp.Builtin, field: "n", policy: policy, out: wo}
-		gen := watermark.NewGenerator(watermark.Bounded, delay, 0, 0, func(context.Context, bool) error { return nil }, w)
-		gen.SetSplits(1)
-		ctx := context.Background()
-		for lo := 0; lo < len(recs); {
-			hi := min(len(recs), lo+1+rng.IntN(40))
-			batch := make([]abi.Record, 0, hi-lo)
-			for _, r := range recs[lo:hi] {
-				batch = append(batch, abi.Record{Key: []byte(r.key), Value: []byte(`{"n":` + strconv.FormatInt(r.n, 10) + `}`), Timestamp: r.ts})
-			}
-			if err := gen.Process(ctx, batch); err != nil {
-				t.Fatal(err)
-			}
-			lo = hi
-		}
-		if err := gen.Advance(ctx, watermark.MaxWatermark); err != nil {
-			t.Fatal(err)
-		}
-		got := slices.Clone(out.results)
-		slices.Sort(got)
 		slices.Sort(want)
-		if !slices.Equal(got, want) || c.late.Load() != wantLate {
-			t.Fatalf("trial %d (%+v, delay %d): late %d, want %d\n got %d results %v\nwant %d results %v",
-				trial, wp, delay, c.late.Load(), wantLate, len(got), got, len(want), want)
+		runs := []plan.Window{wp}
+		if wp.Type != plan.WindowCount {
+			// The default trigger, given: the triggered windows' path
+			// (triggered.go) must agree with the panes'.
+			explicit := wp
+			explicit.Trigger = &plan.Trigger{Type: plan.TriggerEventTime}
+			runs = append(runs, explicit)
+		}
+		for _, wp := range runs {
+			got, late := runProperty(t, wp, recs, delay, rand.New(rand.NewPCG(uint64(trial), 8)))
+			if !slices.Equal(got, want) || late != wantLate {
+				t.Fatalf("trial %d (%+v, trigger %v, delay %d): late %d, want %d\n got %d results %v\nwant %d results %v",
+					trial, wp, wp.Trigger, delay, late, wantLate, len(got), got, len(want), want)
+			}
 		}
 	}
+}
+
+// runProperty runs a window operator with a built-in aggregate over recs
+// behind a bounded-out-of-orderness watermark generator, in random batches,
+// and returns its results sorted and its count of late records.
+func runProperty(t *testing.T, wp plan.Window, recs []propRecord, delay int64, rng *rand.Rand) ([]string, int64) {
+	t.Helper()
+	out := &resultSink{}
+	c := newCounters()
+	policy := &operator.ErrorPolicy{Mode: operator.OnErrorFail, Vertex: "win", Counts: &c.ErrorCounts, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	wo := &operator.Out{Max: 1 + rng.IntN(8), Next: out}
+	w := newWindowOp("win", &wp, &c.late, policy, wo, nil)
+	w.fn = &builtinFunc{name: wp.Builtin, field: "n", policy: policy, out: wo}
+	gen := watermark.NewGenerator(watermark.Bounded, delay, 0, 0, func(context.Context, bool) error { return nil }, w)
+	gen.SetSplits(1)
+	ctx := context.Background()
+	for lo := 0; lo < len(recs); {
+		hi := min(len(recs), lo+1+rng.IntN(40))
+		batch := make([]abi.Record, 0, hi-lo)
+		for _, r := range recs[lo:hi] {
+			batch = append(batch, abi.Record{Key: []byte(r.key), Value: []byte(`{"n":` + strconv.FormatInt(r.n, 10) + `}`), Timestamp: r.ts})
+		}
+		if err := gen.Process(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		lo = hi
+	}
+	if err := gen.Advance(ctx, watermark.MaxWatermark); err != nil {
+		t.Fatal(err)
+	}
+	if wp.Type != plan.WindowCount && w.store.keys() != 0 {
+		t.Fatalf("%+v: %d keys left after the end of input", wp, w.store.keys())
+	}
+	got := slices.Clone(out.results)
+	slices.Sort(got)
+	return got, c.late.Load()
 }

@@ -4,35 +4,45 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 
+	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/internal/snapenc"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/state"
+	"wasmstream.io/platform/watermark"
 )
 
 // A window operator's snapshot, little-endian:
 //
-//	"WSWN" | u8 version 2 | i64 watermark | i64 last tick | u32 key count | key*
-//	| u8 state (version 2; 1: a keyed state snapshot follows, to the end)
-//	key:  bytes key | i64 fired | i64 arrived | u32 slot count | slot*
-//	slot: i64 start | i64 end | i64 n | i64 acc count | f64 sum | f64 min | f64 max | u8 has | bytes data
+//	"WSWN" | u8 version 3 | i64 watermark | i64 last tick | u8 triggered
+//	| u32 key count | key* | u32 timer count | timer*
+//	| u8 state (1: a keyed state snapshot follows, to the end)
+//	key:   bytes key | i64 fired | i64 arrived | u32 slot count | slot*
+//	slot:  i64 start | i64 end | i64 n | i64 acc count | f64 sum | f64 min | f64 max | u8 has | bytes data
+//	       | i64 trigger state | u8 has fire time
+//	timer: u8 domain | i64 timestamp | bytes key | bytes namespace
 //
-// where bytes is u32 length | bytes. Timers are not stored: they follow from
-// the contents and the watermark, and are registered again on restore, which
-// also lets contents move between subtasks when parallelism changes. The
-// keyed state snapshot (state.Snapshot) holds a window_process function's
-// per-window state with the timers that clear it. Version 1 has no state
-// byte.
+// where bytes is u32 length | bytes. With the default trigger (triggered
+// 0) timers are not stored: they follow from the contents and the
+// watermark, and are registered again on restore, which also lets contents
+// move between subtasks when parallelism changes. Triggered windows
+// (triggered.go) store their trigger's state in their slots and their
+// timers, per key, so that they move with their key group too. The keyed
+// state snapshot (state.Snapshot) holds a window_process function's
+// per-window state with the timers that clear it. Version 2 has no
+// triggered byte, trigger state or timers (its windows are the default
+// trigger's), version 1 no state byte either.
 // BlobKind is the kind of a window operator's snapshot blobs.
 const BlobKind = "window"
 
 const (
 	windowMagic   = "WSWN"
-	windowVersion = 2
+	windowVersion = 3
 )
 
 // StateKind is the kind of a window operator's snapshot blobs.
@@ -68,6 +78,7 @@ func (w *Operator) encode() []byte {
 	b := append([]byte(windowMagic), windowVersion)
 	b = binary.LittleEndian.AppendUint64(b, uint64(w.wm))
 	b = binary.LittleEndian.AppendUint64(b, uint64(w.lastTick))
+	b = append(b, boolByte(w.trig != nil))
 	store, ok := w.store.(*windowStore)
 	if !ok {
 		return b
@@ -85,17 +96,39 @@ func (w *Operator) encode() []byte {
 			for _, f := range []float64{s.agg.sum, s.agg.min, s.agg.max} {
 				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
 			}
-			has := byte(0)
-			if s.has {
-				has = 1
-			}
-			b = snapenc.AppendBytes(append(b, has), s.data)
+			b = snapenc.AppendBytes(append(b, boolByte(s.has)), s.data)
+			b = binary.LittleEndian.AppendUint64(b, uint64(s.tstate))
+			b = append(b, boolByte(s.hasFire))
+		}
+	}
+	return w.appendTimers(b)
+}
+
+// appendTimers appends the timers of triggered windows: none with the
+// default trigger, whose timers follow from the contents.
+func (w *Operator) appendTimers(b []byte) []byte {
+	if w.trig == nil {
+		return binary.LittleEndian.AppendUint32(b, 0)
+	}
+	ev, pt := w.timers.Timers(abi.EventTime), w.timers.Timers(abi.ProcessingTime)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(ev)+len(pt)))
+	for d, ts := range [][]watermark.Timer{ev, pt} {
+		for _, t := range ts {
+			b = append(b, byte(d))
+			b = binary.LittleEndian.AppendUint64(b, uint64(t.Timestamp))
+			b = snapenc.AppendBytes(b, t.Key)
+			b = snapenc.AppendBytes(b, t.Namespace)
 		}
 	}
 	return b
 }
 
-// appendLen appends u32 length | b.
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
 
 // restore loads, before the first batch, the contents of the keys whose key
 // groups rng holds (every key for window_all) from snapshots of any
@@ -124,6 +157,10 @@ func (w *Operator) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 			return fmt.Errorf("operator[%s]: window snapshot %d: version %d, want 1 to %d", w.vertex, i, d.Version, windowVersion)
 		}
 		wm, lastTick = max(wm, d.I64()), max(lastTick, d.I64())
+		triggered := d.Version >= 3 && d.U8() == 1
+		if d.Err == nil && triggered != (w.trig != nil) {
+			return fmt.Errorf("operator[%s]: window snapshot %d: %w", w.vertex, i, errTriggerChanged(triggered))
+		}
 		decoded = append(decoded, d)
 	}
 	w.wm, w.lastTick = wm, lastTick
@@ -143,6 +180,11 @@ func (w *Operator) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 				start, end, cnt, accCount := d.I64(), d.I64(), d.I64(), d.I64()
 				sum, lo, hi := d.F64(), d.F64(), d.F64()
 				has, data := d.U8() == 1, d.Bytes()
+				var tstate int64
+				var hasFire bool
+				if d.Version >= 3 {
+					tstate, hasFire = d.I64(), d.U8() == 1
+				}
 				if !keep || d.Err != nil {
 					continue
 				}
@@ -151,16 +193,20 @@ func (w *Operator) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 				if has || len(data) > 0 {
 					w.store.setData(s, data)
 				}
-				s.has = has
+				s.has, s.tstate, s.hasFire = has, tstate, hasFire
 				ks.insert(s)
-				switch typ {
-				case plan.WindowSession:
+				switch {
+				case w.trig != nil:
+				case typ == plan.WindowSession:
 					w.touched = append(w.touched, touchedSlot{ks: ks, s: s})
-				case plan.WindowCount:
+				case typ == plan.WindowCount:
 				default:
 					w.indexPane(start, ks)
 				}
 			}
+		}
+		if d.Version >= 3 {
+			w.restoreTimers(d, maxP, rng)
 		}
 		if d.Version >= 2 && d.U8() == 1 && d.Err == nil {
 			states = append(states, bytes.NewReader(d.B))
@@ -169,7 +215,7 @@ func (w *Operator) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 			return fmt.Errorf("operator[%s]: window snapshot %d: %w", w.vertex, i, d.Err)
 		}
 	}
-	if typ == plan.WindowSession {
+	if typ == plan.WindowSession && w.trig == nil {
 		w.sessionTimers()
 	}
 	// A snapshot's state is dropped when the function keeps none any more,
@@ -180,4 +226,28 @@ func (w *Operator) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 		}
 	}
 	return nil
+}
+
+// restoreTimers registers the stored timers of triggered windows whose
+// keys are in the subtask's key groups.
+func (w *Operator) restoreTimers(d *snapenc.Decoder, maxP int, rng state.Range) {
+	for n := d.U32(); n > 0 && d.Err == nil; n-- {
+		dom, ts, key, ns := d.U8(), d.I64(), d.Bytes(), d.Bytes()
+		switch {
+		case d.Err != nil:
+		case dom > byte(abi.ProcessingTime) || len(ns) != len(w.ns):
+			d.Err = fmt.Errorf("bad timer (domain %d, namespace of %d bytes)", dom, len(ns))
+		case w.plan.All || rng.Contains(state.KeyGroup(key, maxP)):
+			w.timers.Register(abi.TimeDomain(dom), ts, key, ns)
+		}
+	}
+}
+
+// errTriggerChanged is the error of a snapshot of windows kept for
+// another kind of trigger.
+func errTriggerChanged(triggered bool) error {
+	if triggered {
+		return errors.New("its windows were kept for a trigger or an evictor, and the window now has the default trigger: a window's trigger or evictor cannot change across a restore")
+	}
+	return errors.New("its windows were kept for the default trigger, and the window now has another trigger or an evictor: a window's trigger or evictor cannot change across a restore")
 }

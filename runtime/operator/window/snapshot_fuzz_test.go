@@ -19,6 +19,7 @@ func FuzzWindowSnapshot(f *testing.F) {
 	plans := []plan.Window{
 		{Type: plan.WindowTumbling, Size: 10, Slide: 10, Builtin: builtinCount},
 		{Type: plan.WindowSession, Gap: 5, Builtin: builtinCount},
+		tumbling(10, 0, plan.Trigger{Type: plan.TriggerContinuousEventTime, Interval: 3}),
 	}
 	ctx := context.Background()
 	for _, wp := range plans {

@@ -135,6 +135,17 @@ func TestWindowStateFirings(t *testing.T) {
 			gone: []string{"a -10 10", "a 0 20"},
 			kept: map[string]int{"a 10 30": 1},
 		},
+		{
+			name: "a purging count trigger: the state outlives the purges",
+			plan: plan.Window{Type: plan.WindowTumbling, Size: 10, Slide: 10, Trigger: &plan.Trigger{Type: plan.TriggerCount, Count: 2, Purge: true}},
+			steps: []optest.Step{
+				"a@1 x; a@2 x; a@3 x", "a@4 x; a@12 x", "wm 9",
+			},
+			want: []string{
+				"a@9 a [0,10) firing 1: 2 records", "a@9 a [0,10) firing 2: 2 records", "wm 9",
+			},
+			gone: []string{"a 0 10"},
+		},
 	}
 	for _, module := range firingsModules {
 		for _, backend := range backends {
@@ -312,6 +323,15 @@ func TestWindowStatePlan(t *testing.T) {
 			name: "count windows never end in time",
 			op:   `window: {type: count, count: 10}`,
 			want: `operators[0].window.type: per-window state is not allowed with count windows`,
+		},
+		{
+			name: "global windows never end in time",
+			op:   `window: {type: global, trigger: {type: count, count: 10}}`,
+			want: `operators[0].window.type: per-window state is not allowed with global windows`,
+		},
+		{
+			name: "tumbling with a purging count trigger",
+			op:   `window: {type: tumbling, size: 1s, trigger: {type: count, count: 10, purge: true}}`,
 		},
 		{
 			name: "window_all session",

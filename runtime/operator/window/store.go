@@ -35,12 +35,20 @@ type slot struct {
 	// encoded records of a process_window function.
 	data []byte
 	has  bool
+	// hasFire and mark belong to triggered windows (triggered.go): tstate
+	// is a next fire time when hasFire is set; mark what a batch has
+	// pending on the slot.
+	hasFire bool
+	mark    slotMark
 	// pending are records waiting for the batched UDF add call; they
 	// alias the batch being processed.
 	pending []abi.Record
 	// timerEnd is the end a session's firing timer is registered for (0:
 	// none).
 	timerEnd int64
+	// tstate is the state of a triggered window's trigger: a count
+	// trigger's count, or a continuous trigger's next fire time.
+	tstate int64
 }
 
 // keyState is one key's window contents: its slots ordered by start.
