@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	udf "wasmstream.io/platform/sdk/go"
+)
+
+// bidEvent is a bid event as the generator writes it.
+func bidEvent(auction, bidder, price int64, channel, url string, at int64, extra string) udf.Record {
+	return udf.Record{Timestamp: at, Value: fmt.Appendf(nil,
+		`{"event_type":2,"person":null,"auction":null,"bid":{"auction":%d,"bidder":%d,"price":%d,"channel":%q,"url":%q,"dateTime":%d,"extra":%q},"dateTime":%d}`,
+		auction, bidder, price, channel, url, at, extra, at)}
+}
+
+func values(t *testing.T, outs []udf.Output, err error) []string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []string
+	for _, o := range outs {
+		if o.Err != "" {
+			vs = append(vs, "error: "+o.Err)
+			continue
+		}
+		vs = append(vs, string(o.Record.Value))
+	}
+	return vs
+}
+
+// at10 is 2023-11-14T10:13:20Z, at22 the same at 22:13:20.
+const (
+	at10 = 1_699_956_800_000
+	at22 = 1_700_000_000_000
+)
+
+func TestFlatMaps(t *testing.T) {
+	b := bidEvent(246, 7, 1_234_567, "Google", "https://www.nexmark.com/ab/c_d/efg/item.htm?query=1", at10, "xcc c")
+	ch := bidEvent(1000, 8, 5, "channel-42", "https://www.nexmark.com/a/b/c/item.htm?query=1&channel_id=99&x=1", at22, "")
+	short := bidEvent(1001, 9, 100, "channel-7", "channel_id=5", at22, "")
+	person := udf.Record{Value: []byte(`{"event_type":0,"person":{"id":1,"name":"A B","emailAddress":"a@b.com","creditCard":"1","city":"Bend","state":"OR","dateTime":5,"extra":""},"auction":null,"bid":null,"dateTime":5}`)}
+	tests := []struct {
+		function string
+		in       []udf.Record
+		want     []string
+	}{
+		{"q0", []udf.Record{b, person}, []string{`{"auction":246,"bidder":7,"price":1234567,"dateTime":1699956800000,"extra":"xcc c"}`}},
+		{"q1", []udf.Record{b, ch}, []string{
+			`{"auction":246,"bidder":7,"price":1120986.836,"dateTime":1699956800000,"extra":"xcc c"}`,
+			`{"auction":1000,"bidder":8,"price":4.540,"dateTime":1700000000000,"extra":""}`,
+		}},
+		{"q2", []udf.Record{b, ch, person}, []string{`{"auction":246,"price":1234567}`}},
+		{"q10", []udf.Record{ch}, []string{`{"auction":1000,"bidder":8,"price":5,"dateTime":1700000000000,"extra":"","dt":"2023-11-14","hm":"22:13"}`}},
+		{"q14", []udf.Record{b, ch}, []string{`{"auction":246,"bidder":7,"price":1120986.836,"bidTimeType":"dayTime","dateTime":1699956800000,"extra":"xcc c","c_counts":3}`}},
+		{"q21", []udf.Record{b, ch, short, bidEvent(1, 1, 1, "channel-1", "https://x/channel_id=3", at22, "")}, []string{
+			`{"auction":246,"bidder":7,"price":1234567,"channel":"Google","channel_id":"1"}`,
+			`{"auction":1000,"bidder":8,"price":5,"channel":"channel-42","channel_id":"99"}`,
+			`{"auction":1001,"bidder":9,"price":100,"channel":"channel-7","channel_id":"5"}`,
+		}},
+		{"q22", []udf.Record{b, short, bidEvent(1, 1, 1, "c", "https://x/", at22, "")}, []string{
+			`{"auction":246,"bidder":7,"price":1234567,"channel":"Google","dir1":"ab","dir2":"c_d","dir3":"efg"}`,
+			`{"auction":1001,"bidder":9,"price":100,"channel":"channel-7","dir1":null,"dir2":null,"dir3":null}`,
+			`{"auction":1,"bidder":1,"price":1,"channel":"c","dir1":"","dir2":null,"dir3":null}`,
+		}},
+		{"pair_key", []udf.Record{ch}, []string{`{"k":"8 1000","auction":1000,"bidder":8,"price":5,"channel":"channel-42","url":"https://www.nexmark.com/a/b/c/item.htm?query=1&channel_id=99&x=1","dateTime":1700000000000,"extra":""}`}},
+		{"bids", []udf.Record{{Value: []byte(`{"event_type":7}`)}, {Value: []byte(`{"event_type":2,"bid":null}`)}}, []string{
+			"error: not a Nexmark event: no event_type 0, 1 or 2",
+			"error: an event of event_type 2 without a bid object",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.function, func(t *testing.T) {
+			outs, err := udf.Invoke(tt.function, tt.in)
+			if got := values(t, outs, err); !slices.Equal(got, tt.want) {
+				t.Fatalf("got\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDates(t *testing.T) {
+	for ms := int64(-100 * msPerDay); ms < 200*365*msPerDay; ms += 7*msPerDay + 3*msPerHour + 17*msPerMinute + 999 {
+		tm := time.UnixMilli(ms).UTC()
+		if got, want := string(appendDay(nil, ms)), tm.Format("2006-01-02"); got != want {
+			t.Fatalf("appendDay(%d) = %s, want %s", ms, got, want)
+		}
+		if got, want := string(appendMinute(nil, ms)), tm.Format("15:04"); got != want {
+			t.Fatalf("appendMinute(%d) = %s, want %s", ms, got, want)
+		}
+	}
+}
+
+func TestUntag(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		tag     byte
+		payload string
+	}{
+		{`{"k":12,"a":{"id":12}}`, 'a', `{"id":12}`},
+		{`{"k":"x\"y","b":7}`, 'b', `7`},
+	} {
+		tag, payload, err := untag([]byte(tt.in))
+		if err != nil || tag != tt.tag || string(payload) != tt.payload {
+			t.Errorf("untag(%s) = %c %s %v", tt.in, tag, payload, err)
+		}
+	}
+	for _, bad := range []string{`{"id":1}`, `{"k":1}`, `{"k":1,"ab":2}`, `{"k":"open,"a":1}`} {
+		if _, _, err := untag([]byte(bad)); err == nil {
+			t.Errorf("untag(%s) is not an error", bad)
+		}
+	}
+}
+
+func TestWinningHarness(t *testing.T) {
+	h := udf.NewHarness("q9_close")
+	auctionRec := udf.Record{Timestamp: 100, Value: []byte(`{"k":5,"a":{"id":5,"itemName":"i","description":"d","initialBid":1,"reserve":2,"dateTime":100,"expires":200,"seller":3,"category":10,"extra":""}}`)}
+	bidRec := func(price, at int64) udf.Record {
+		return udf.Record{Timestamp: at, Value: fmt.Appendf(nil, `{"k":5,"b":{"auction":5,"bidder":9,"price":%d,"channel":"c","url":"u","dateTime":%d,"extra":"e%d"}}`, price, at, at)}
+	}
+	key := []byte("5")
+	// A bid at the auction's time, before it, counts; one at expires too;
+	// one after does not; equal prices keep the earlier.
+	steps := [][]udf.Record{{bidRec(50, 100)}, {auctionRec, bidRec(70, 150)}, {bidRec(70, 200), bidRec(90, 201)}}
+	for _, recs := range steps {
+		if outs, err := h.Process("winning", key, recs...); err != nil || len(outs) != 0 {
+			t.Fatalf("process: %v %v", outs, err)
+		}
+	}
+	outs, err := h.AdvanceWatermark(200)
+	want := []string{`{"id":5,"itemName":"i","description":"d","initialBid":1,"reserve":2,"dateTime":100,"expires":200,"seller":3,"category":10,"extra":"","auction":5,"bidder":9,"price":70,"bid_dateTime":150,"bid_extra":"e150"}`}
+	if got := values(t, outs, err); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if _, ok := h.Value("win_auction", key); ok {
+		t.Fatal("the auction is kept after it closed")
+	}
+}
