@@ -61,6 +61,7 @@ var builds = map[string]*build{
 	"kinds-as":         {},
 	"kinds-c":          {},
 	"kinds-rust":       {},
+	"nexmark":          {},
 	"sessions":         {},
 	"upper":            {},
 	"upper-wat":        {},

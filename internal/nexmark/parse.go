@@ -1,9 +1,9 @@
 package nexmark
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // errSlowPath is what the fast parser returns for input it does not read:
@@ -15,7 +15,8 @@ var errSlowPath = errors.New("nexmark: not the generator's plain JSON")
 // tokens); other JSON goes through Decode. It gives the same event and the
 // same errors as Decode.
 func Parse(data []byte) (Event, error) {
-	p := parser{b: data}
+	// One copy of the JSON holds every string of the event.
+	p := parser{b: data, s: string(data)}
 	e, err := p.event()
 	if err != nil || p.i != len(data) {
 		return Decode(data)
@@ -51,6 +52,7 @@ func Events(cfg Config) ([]Event, error) {
 // without escapes, integers and null, with no space between tokens.
 type parser struct {
 	b []byte
+	s string // b, which the event's strings are parts of
 	i int
 }
 
@@ -191,11 +193,10 @@ func (p *parser) object(member func(name string) error) error {
 	}
 	var seen [16]string
 	for n := 0; ; n++ {
-		raw, err := p.raw()
+		name, err := p.string()
 		if err != nil || !p.byte(':') {
 			return errSlowPath
 		}
-		name := string(raw) // interned by the switches of member
 		if n == len(seen) {
 			return errSlowPath
 		}
@@ -233,46 +234,55 @@ func (p *parser) null() bool {
 	return false
 }
 
-// raw reads a string without escapes or control characters and returns
-// its contents.
-func (p *parser) raw() ([]byte, error) {
+// string reads a string without escapes or control characters (ASCII
+// only) and returns its contents, a part of p.s.
+func (p *parser) string() (string, error) {
 	if !p.byte('"') {
-		return nil, errSlowPath
+		return "", errSlowPath
 	}
 	start := p.i
+	for p.i+8 <= len(p.b) && !special(binary.LittleEndian.Uint64(p.b[p.i:])) {
+		p.i += 8
+	}
 	for ; p.i < len(p.b); p.i++ {
 		switch c := p.b[p.i]; {
 		case c == '"':
 			p.i++
-			return p.b[start : p.i-1], nil
+			return p.s[start : p.i-1], nil
 		case c == '\\' || c < 0x20 || c >= 0x80:
-			return nil, errSlowPath
+			return "", errSlowPath
 		}
 	}
-	return nil, errSlowPath
+	return "", errSlowPath
 }
 
-func (p *parser) string() (string, error) {
-	raw, err := p.raw()
-	return string(raw), err
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special reports whether one of the eight bytes of x may be a quote, a
+// backslash, a control character or not ASCII: never false when one is.
+func special(x uint64) bool {
+	q, b := x^('"'*ones), x^('\\'*ones)
+	return ((x-0x20*ones)|(q-ones)&^q|(b-ones)&^b|x)&highs != 0
 }
 
-// int reads an integer without fraction or exponent.
+// int reads an integer without fraction or exponent, of at most 18
+// digits (longer ones are left to Decode).
 func (p *parser) int() (int64, error) {
-	start := p.i
-	if p.i < len(p.b) && p.b[p.i] == '-' {
-		p.i++
-	}
+	neg := p.byte('-')
 	digits := p.i
+	var n int64
 	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		n = n*10 + int64(p.b[p.i]-'0')
 		p.i++
 	}
-	if p.i == digits || p.i-digits > 1 && p.b[digits] == '0' {
+	if d := p.i - digits; d == 0 || d > 18 || d > 1 && p.b[digits] == '0' {
 		return 0, errSlowPath
 	}
-	n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
-	if err != nil {
-		return 0, errSlowPath
+	if neg {
+		n = -n
 	}
 	return n, nil
 }

@@ -24,14 +24,19 @@ type Q10Row struct {
 // Q10 logs every bid with the partition it goes to: its day and its
 // hour and minute.
 func Q10(events []Event) []Q10Row {
-	var out []Q10Row
-	for _, b := range bids(events) {
-		out = append(out, Q10Row{b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra, Day(b.DateTime), Minute(b.DateTime)})
-	}
+	out := q10(events)
 	slices.SortFunc(out, func(x, y Q10Row) int {
 		return cmp.Or(cmp.Compare(x.DateTime, y.DateTime), cmp.Compare(x.Auction, y.Auction),
 			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price), cmp.Compare(x.Extra, y.Extra))
 	})
+	return out
+}
+
+func q10(events []Event) []Q10Row {
+	var out []Q10Row
+	for _, b := range bids(events) {
+		out = append(out, Q10Row{b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra, Day(b.DateTime), Minute(b.DateTime)})
+	}
 	return out
 }
 
@@ -50,6 +55,15 @@ type Q13Row struct {
 // Q13 joins every bid with the side input's row of key auction modulo
 // 10000.
 func Q13(events []Event) []Q13Row {
+	out := q13(events)
+	slices.SortFunc(out, func(x, y Q13Row) int {
+		return cmp.Or(cmp.Compare(x.DateTime, y.DateTime), cmp.Compare(x.Auction, y.Auction),
+			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price))
+	})
+	return out
+}
+
+func q13(events []Event) []Q13Row {
 	side := map[int64]string{}
 	for k := range int64(Q13SideInput) {
 		side[k] = strconv.FormatInt(k, 10)
@@ -60,10 +74,6 @@ func Q13(events []Event) []Q13Row {
 			out = append(out, Q13Row{b.Auction, b.Bidder, b.Price, b.DateTime, v})
 		}
 	}
-	slices.SortFunc(out, func(x, y Q13Row) int {
-		return cmp.Or(cmp.Compare(x.DateTime, y.DateTime), cmp.Compare(x.Auction, y.Auction),
-			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price))
-	})
 	return out
 }
 
@@ -82,6 +92,15 @@ type Q14Row struct {
 // time (UTC hours 8 to 18 "dayTime", up to 6 and from 20 "nightTime",
 // others "otherTime") and the number of c's in their extra.
 func Q14(events []Event) []Q14Row {
+	out := q14(events)
+	slices.SortFunc(out, func(x, y Q14Row) int {
+		return cmp.Or(cmp.Compare(x.DateTime, y.DateTime), cmp.Compare(x.Auction, y.Auction),
+			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price), cmp.Compare(x.Extra, y.Extra))
+	})
+	return out
+}
+
+func q14(events []Event) []Q14Row {
 	var out []Q14Row
 	for _, b := range bids(events) {
 		euros := b.Price * 908
@@ -97,10 +116,6 @@ func Q14(events []Event) []Q14Row {
 		}
 		out = append(out, Q14Row{b.Auction, b.Bidder, euros, kind, b.DateTime, b.Extra, int64(strings.Count(b.Extra, "c"))})
 	}
-	slices.SortFunc(out, func(x, y Q14Row) int {
-		return cmp.Or(cmp.Compare(x.DateTime, y.DateTime), cmp.Compare(x.Auction, y.Auction),
-			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price), cmp.Compare(x.Extra, y.Extra))
-	})
 	return out
 }
 
@@ -120,6 +135,15 @@ var q21Channels = map[string]string{"apple": "0", "google": "1", "facebook": "2"
 // with a channel_id parameter in their URL (its value), and drops the
 // others.
 func Q21(events []Event) []Q21Row {
+	out := q21(events)
+	slices.SortFunc(out, func(x, y Q21Row) int {
+		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Bidder, y.Bidder),
+			cmp.Compare(x.Price, y.Price), cmp.Compare(x.Channel, y.Channel), cmp.Compare(x.ChannelID, y.ChannelID))
+	})
+	return out
+}
+
+func q21(events []Event) []Q21Row {
 	var out []Q21Row
 	for _, b := range bids(events) {
 		id, hot := q21Channels[strings.ToLower(b.Channel)]
@@ -132,10 +156,6 @@ func Q21(events []Event) []Q21Row {
 		}
 		out = append(out, Q21Row{b.Auction, b.Bidder, b.Price, b.Channel, id})
 	}
-	slices.SortFunc(out, func(x, y Q21Row) int {
-		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Bidder, y.Bidder),
-			cmp.Compare(x.Price, y.Price), cmp.Compare(x.Channel, y.Channel), cmp.Compare(x.ChannelID, y.ChannelID))
-	})
 	return out
 }
 
@@ -149,6 +169,16 @@ type Q22Row struct {
 // Q22 splits each bid's URL at every "/" and adds the parts at indexes 3,
 // 4 and 5 (from 0), as SPLIT_INDEX does.
 func Q22(events []Event) []Q22Row {
+	out := q22(events)
+	slices.SortFunc(out, func(x, y Q22Row) int {
+		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Bidder, y.Bidder),
+			cmp.Compare(x.Price, y.Price), cmp.Compare(x.Channel, y.Channel),
+			cmp.Compare(x.Dir1, y.Dir1), cmp.Compare(x.Dir2, y.Dir2), cmp.Compare(x.Dir3, y.Dir3))
+	})
+	return out
+}
+
+func q22(events []Event) []Q22Row {
 	var out []Q22Row
 	for _, b := range bids(events) {
 		parts := strings.Split(b.URL, "/")
@@ -160,10 +190,5 @@ func Q22(events []Event) []Q22Row {
 		}
 		out = append(out, Q22Row{b.Auction, b.Bidder, b.Price, b.Channel, dir(3), dir(4), dir(5)})
 	}
-	slices.SortFunc(out, func(x, y Q22Row) int {
-		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Bidder, y.Bidder),
-			cmp.Compare(x.Price, y.Price), cmp.Compare(x.Channel, y.Channel),
-			cmp.Compare(x.Dir1, y.Dir1), cmp.Compare(x.Dir2, y.Dir2), cmp.Compare(x.Dir3, y.Dir3))
-	})
 	return out
 }

@@ -23,6 +23,16 @@ type Q9Row struct {
 // expires, both included, the highest, the earliest of equal prices (the
 // first in events of equal times). Auctions without such a bid have none.
 func Q9(events []Event) []Q9Row {
+	out := q9(events)
+	slices.SortFunc(out, func(x, y Q9Row) int {
+		return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.DateTime, y.DateTime), cmp.Compare(x.Expires, y.Expires),
+			cmp.Compare(x.Seller, y.Seller), cmp.Compare(x.Category, y.Category), cmp.Compare(x.BidDateTime, y.BidDateTime),
+			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price), cmp.Compare(x.BidExtra, y.BidExtra))
+	})
+	return out
+}
+
+func q9(events []Event) []Q9Row {
 	best := map[*Auction]*Bid{}
 	auctions := map[int64][]*Auction{}
 	for _, e := range events {
@@ -45,11 +55,6 @@ func Q9(events []Event) []Q9Row {
 		out = append(out, Q9Row{a.ID, a.ItemName, a.Description, a.InitialBid, a.Reserve, a.DateTime, a.Expires,
 			a.Seller, a.Category, a.Extra, b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra})
 	}
-	slices.SortFunc(out, func(x, y Q9Row) int {
-		return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.DateTime, y.DateTime), cmp.Compare(x.Expires, y.Expires),
-			cmp.Compare(x.Seller, y.Seller), cmp.Compare(x.Category, y.Category), cmp.Compare(x.BidDateTime, y.BidDateTime),
-			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price), cmp.Compare(x.BidExtra, y.BidExtra))
-	})
 	return out
 }
 
@@ -75,6 +80,12 @@ func compareBidRows(x, y BidRow) int {
 // an auction, the one with the latest dateTime (the first in events of
 // equal times).
 func Q18(events []Event) []BidRow {
+	out := q18(events)
+	slices.SortFunc(out, compareBidRows)
+	return out
+}
+
+func q18(events []Event) []BidRow {
 	type pair struct{ bidder, auction int64 }
 	last := map[pair]*Bid{}
 	for _, b := range bids(events) {
@@ -87,7 +98,6 @@ func Q18(events []Event) []BidRow {
 	for _, b := range last {
 		out = append(out, bidRow(b))
 	}
-	slices.SortFunc(out, compareBidRows)
 	return out
 }
 
@@ -105,6 +115,14 @@ const Q19TopN = 10
 // equal prices first (the first in events of equal times), and keeps the
 // first ten.
 func Q19(events []Event) []Q19Row {
+	out := q19(events)
+	slices.SortFunc(out, func(x, y Q19Row) int {
+		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.RankNumber, y.RankNumber), compareBidRows(x.BidRow, y.BidRow))
+	})
+	return out
+}
+
+func q19(events []Event) []Q19Row {
 	byAuction := map[int64][]*Bid{}
 	for _, b := range bids(events) {
 		byAuction[b.Auction] = append(byAuction[b.Auction], b)
@@ -118,9 +136,6 @@ func Q19(events []Event) []Q19Row {
 			out = append(out, Q19Row{bidRow(b), int64(i + 1)})
 		}
 	}
-	slices.SortFunc(out, func(x, y Q19Row) int {
-		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.RankNumber, y.RankNumber), compareBidRows(x.BidRow, y.BidRow))
-	})
 	return out
 }
 
@@ -141,6 +156,16 @@ type Q20Row struct {
 // Q20 joins every bid with its auction when the auction is in category 10
 // (an unwindowed inner join: whatever their times).
 func Q20(events []Event) []Q20Row {
+	out := q20(events)
+	slices.SortFunc(out, func(x, y Q20Row) int {
+		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.BidDateTime, y.BidDateTime),
+			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price), cmp.Compare(x.BidExtra, y.BidExtra),
+			cmp.Compare(x.AuctionDateTime, y.AuctionDateTime), cmp.Compare(x.Seller, y.Seller))
+	})
+	return out
+}
+
+func q20(events []Event) []Q20Row {
 	auctions := map[int64][]*Auction{}
 	for _, e := range events {
 		if a := e.Auction; a != nil && a.Category == 10 {
@@ -154,10 +179,5 @@ func Q20(events []Event) []Q20Row {
 				a.ItemName, a.Description, a.InitialBid, a.Reserve, a.DateTime, a.Expires, a.Seller, a.Category, a.Extra})
 		}
 	}
-	slices.SortFunc(out, func(x, y Q20Row) int {
-		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.BidDateTime, y.BidDateTime),
-			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price), cmp.Compare(x.BidExtra, y.BidExtra),
-			cmp.Compare(x.AuctionDateTime, y.AuctionDateTime), cmp.Compare(x.Seller, y.Seller))
-	})
 	return out
 }

@@ -12,6 +12,12 @@ type Q12Row struct{ Bidder, Count int64 }
 
 // Q12 counts each bidder's bids.
 func Q12(events []Event) []Q12Row {
+	out := q12(events)
+	slices.SortFunc(out, func(x, y Q12Row) int { return cmp.Compare(x.Bidder, y.Bidder) })
+	return out
+}
+
+func q12(events []Event) []Q12Row {
 	n := map[int64]int64{}
 	for _, b := range bids(events) {
 		n[b.Bidder]++
@@ -20,7 +26,6 @@ func Q12(events []Event) []Q12Row {
 	for bidder, c := range n {
 		out = append(out, Q12Row{bidder, c})
 	}
-	slices.SortFunc(out, func(x, y Q12Row) int { return cmp.Compare(x.Bidder, y.Bidder) })
 	return out
 }
 
@@ -71,6 +76,12 @@ type Q15Row struct {
 // Q15 counts, per day, the bids, the distinct bidders and the distinct
 // auctions bid for, in all and per price rank.
 func Q15(events []Event) []Q15Row {
+	out := q15(events)
+	slices.SortFunc(out, func(x, y Q15Row) int { return cmp.Compare(x.Day, y.Day) })
+	return out
+}
+
+func q15(events []Event) []Q15Row {
 	byDay := map[string][]*Bid{}
 	for _, b := range bids(events) {
 		d := Day(b.DateTime)
@@ -80,7 +91,6 @@ func Q15(events []Event) []Q15Row {
 	for d, bs := range byDay {
 		out = append(out, Q15Row{d, statsOf(bs)})
 	}
-	slices.SortFunc(out, func(x, y Q15Row) int { return cmp.Compare(x.Day, y.Day) })
 	return out
 }
 
@@ -93,6 +103,14 @@ type Q16Row struct {
 
 // Q16 is Q15 per channel and day.
 func Q16(events []Event) []Q16Row {
+	out := q16(events)
+	slices.SortFunc(out, func(x, y Q16Row) int {
+		return cmp.Or(cmp.Compare(x.Channel, y.Channel), cmp.Compare(x.Day, y.Day))
+	})
+	return out
+}
+
+func q16(events []Event) []Q16Row {
 	type group struct{ channel, day string }
 	groups := map[group][]*Bid{}
 	for _, b := range bids(events) {
@@ -107,9 +125,6 @@ func Q16(events []Event) []Q16Row {
 		}
 		out = append(out, Q16Row{g.channel, g.day, minute, statsOf(bs)})
 	}
-	slices.SortFunc(out, func(x, y Q16Row) int {
-		return cmp.Or(cmp.Compare(x.Channel, y.Channel), cmp.Compare(x.Day, y.Day))
-	})
 	return out
 }
 
@@ -125,6 +140,14 @@ type Q17Row struct {
 
 // Q17 sums up the bids of each auction and day.
 func Q17(events []Event) []Q17Row {
+	out := q17(events)
+	slices.SortFunc(out, func(x, y Q17Row) int {
+		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Day, y.Day))
+	})
+	return out
+}
+
+func q17(events []Event) []Q17Row {
 	type group struct {
 		auction int64
 		day     string
@@ -154,8 +177,5 @@ func Q17(events []Event) []Q17Row {
 		r.AvgPrice = r.SumPrice / r.TotalBids
 		out = append(out, *r)
 	}
-	slices.SortFunc(out, func(x, y Q17Row) int {
-		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Day, y.Day))
-	})
 	return out
 }

@@ -27,22 +27,27 @@ var out json.Writer
 // scratch and scratch2 hold unescaped strings, number a formatted number.
 var scratch, scratch2, number []byte
 
-// eachBid calls f with the bid of a bid event, its members found in bid,
-// and ignores the other events.
-func eachBid(r udf.Record, f func(obj []byte) error) error {
-	obj, ok, err := member(r.Value, kindBid)
+// bv is the bid being read.
+var bv bidView
+
+// eachBid calls f with the bid of a bid event, in bv, and ignores the other
+// events.
+func eachBid(r udf.Record, f func(b *bidView) error) error {
+	ok, err := readBid(r.Value, &bv)
 	if err != nil || !ok {
 		return err
 	}
-	if err := bid.of(obj); err != nil {
-		return err
-	}
-	return f(obj)
+	return f(&bv)
 }
 
 // inner emits the object of the events of one type.
 func inner(kind int) func(r udf.Record, emit func(udf.Record)) error {
 	return func(r udf.Record, emit func(udf.Record)) error {
+		if kind == kindBid && fastBid(r.Value, &bv) {
+			r.Value = bv.obj
+			emit(r)
+			return nil
+		}
 		obj, ok, err := member(r.Value, kind)
 		if ok {
 			r.Value = obj
@@ -60,31 +65,39 @@ func emitValue(r udf.Record, emit func(udf.Record)) {
 
 // beginBid starts out with a bid's auction, bidder and price (in cents,
 // or as euros with three decimals when euros is set).
-func beginBid(euros bool) {
-	out.Reset()
-	out.BeginObject()
-	out.Key("auction")
-	out.Int(bid.ints[bAuction])
-	out.Key("bidder")
-	out.Int(bid.ints[bBidder])
-	out.Key("price")
+func beginBid(b *bidView, euros bool) {
+	buf := append(head[:0], `{"auction":`...)
+	buf = strconv.AppendInt(buf, b.auction, 10)
+	buf = append(buf, `,"bidder":`...)
+	buf = strconv.AppendInt(buf, b.bidder, 10)
+	buf = append(buf, `,"price":`...)
 	if euros {
-		number = appendDecimal3(number[:0], bid.ints[bPrice]*908)
-		out.Raw(number)
+		buf = appendDecimal3(buf, b.price*908)
 	} else {
-		out.Int(bid.ints[bPrice])
+		buf = strconv.AppendInt(buf, b.price, 10)
 	}
+	head = buf
+	out.Reset()
+	out.Raw(head) // an object's first members: the writer adds a comma before the next
+}
+
+// head holds the first members of a bid's row.
+var head []byte
+
+// endBid ends out with a bid's dateTime and extra.
+func endBid(b *bidView) {
+	buf := append(out.Buf, `,"dateTime":`...)
+	buf = strconv.AppendInt(buf, b.dateTime, 10)
+	buf = append(buf, `,"extra":`...)
+	buf = append(buf, b.extra...)
+	out.Buf = append(buf, '}')
 }
 
 // q0 passes bids through: auction, bidder, price, dateTime, extra.
 func q0(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
-		beginBid(false)
-		out.Key("dateTime")
-		out.Int(bid.ints[bDateTime])
-		out.Key("extra")
-		out.Raw(bid.raw(bExtra))
-		out.EndObject()
+	return eachBid(r, func(b *bidView) error {
+		beginBid(b, false)
+		endBid(b)
 		emitValue(r, emit)
 		return nil
 	})
@@ -93,13 +106,9 @@ func q0(r udf.Record, emit func(udf.Record)) error {
 // q1 converts the price to euros, 0.908 * price with three decimals (a
 // DECIMAL(23, 3)).
 func q1(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
-		beginBid(true)
-		out.Key("dateTime")
-		out.Int(bid.ints[bDateTime])
-		out.Key("extra")
-		out.Raw(bid.raw(bExtra))
-		out.EndObject()
+	return eachBid(r, func(b *bidView) error {
+		beginBid(b, true)
+		endBid(b)
 		emitValue(r, emit)
 		return nil
 	})
@@ -108,17 +117,15 @@ func q1(r udf.Record, emit func(udf.Record)) error {
 // q2 selects the auction and price of bids for auctions whose id is a
 // multiple of 123.
 func q2(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
-		if bid.ints[bAuction]%123 != 0 {
+	return eachBid(r, func(b *bidView) error {
+		if b.auction%123 != 0 {
 			return nil
 		}
-		out.Reset()
-		out.BeginObject()
-		out.Key("auction")
-		out.Int(bid.ints[bAuction])
-		out.Key("price")
-		out.Int(bid.ints[bPrice])
-		out.EndObject()
+		buf := append(out.Buf[:0], `{"auction":`...)
+		buf = strconv.AppendInt(buf, b.auction, 10)
+		buf = append(buf, `,"price":`...)
+		buf = strconv.AppendInt(buf, b.price, 10)
+		out.Buf = append(buf, '}')
 		emitValue(r, emit)
 		return nil
 	})
@@ -127,13 +134,13 @@ func q2(r udf.Record, emit func(udf.Record)) error {
 // q10 adds the partition a bid is logged to: its day (dt) and its hour and
 // minute (hm), in UTC.
 func q10(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
-		t := bid.ints[bDateTime]
-		beginBid(false)
+	return eachBid(r, func(b *bidView) error {
+		t := b.dateTime
+		beginBid(b, false)
 		out.Key("dateTime")
 		out.Int(t)
 		out.Key("extra")
-		out.Raw(bid.raw(bExtra))
+		out.Raw(b.extra)
 		out.Key("dt")
 		scratch2 = appendDay(scratch2[:0], t)
 		out.StringBytes(scratch2)
@@ -150,12 +157,12 @@ func q10(r udf.Record, emit func(udf.Record)) error {
 // excluded), with the part of the day of their time and the number of c's
 // in their extra.
 func q14(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
-		euros := bid.ints[bPrice] * 908
+	return eachBid(r, func(b *bidView) error {
+		euros := b.price * 908
 		if euros <= 1_000_000_000 || euros >= 50_000_000_000 {
 			return nil
 		}
-		t := bid.ints[bDateTime]
+		t := b.dateTime
 		kind := "otherTime"
 		switch h := hourOf(t); {
 		case h >= 8 && h <= 18:
@@ -163,14 +170,14 @@ func q14(r udf.Record, emit func(udf.Record)) error {
 		case h <= 6 || h >= 20:
 			kind = "nightTime"
 		}
-		scratch = bid.str(bExtra, scratch)
-		beginBid(true)
+		scratch = text(b.extra, scratch)
+		beginBid(b, true)
 		out.Key("bidTimeType")
 		out.String(kind)
 		out.Key("dateTime")
 		out.Int(t)
 		out.Key("extra")
-		out.Raw(bid.raw(bExtra))
+		out.Raw(b.extra)
 		out.Key("c_counts")
 		out.Int(int64(bytes.Count(scratch, []byte{'c'})))
 		out.EndObject()
@@ -186,21 +193,21 @@ var hotChannels = map[string]string{"apple": "0", "google": "1", "facebook": "2"
 // q21 adds the channel's id: a hot channel's number, else the value of
 // the URL's channel_id parameter; bids with neither are dropped.
 func q21(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
-		scratch = bid.str(bChannel, scratch)
+	return eachBid(r, func(b *bidView) error {
+		scratch = text(b.channel, scratch)
 		scratch2 = asciiLower(scratch2[:0], scratch)
 		id, hot := hotChannels[string(scratch2)]
 		var fromURL []byte
 		if !hot {
-			scratch = bid.str(bURL, scratch)
+			scratch = text(b.url, scratch)
 			var ok bool
 			if fromURL, ok = channelID(scratch); !ok {
 				return nil
 			}
 		}
-		beginBid(false)
+		beginBid(b, false)
 		out.Key("channel")
-		out.Raw(bid.raw(bChannel))
+		out.Raw(b.channel)
 		out.Key("channel_id")
 		if hot {
 			out.String(id)
@@ -245,11 +252,11 @@ func channelID(url []byte) ([]byte, bool) {
 // q22 adds the first three directories of the URL: its parts between
 // slashes at indexes 3, 4 and 5, null where there is none.
 func q22(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
-		scratch = bid.str(bURL, scratch)
-		beginBid(false)
+	return eachBid(r, func(b *bidView) error {
+		scratch = text(b.url, scratch)
+		beginBid(b, false)
 		out.Key("channel")
-		out.Raw(bid.raw(bChannel))
+		out.Raw(b.channel)
 		rest, part := scratch, 0
 		for _, name := range [...]string{"dir1", "dir2", "dir3"} {
 			for ; part < 3 && rest != nil; part++ {
@@ -285,19 +292,19 @@ func after(s []byte, c byte) []byte {
 // q13Bids emits the bids keyed for query 13's side input:
 // {"k":auction mod 10000, "auction", "bidder", "price", "dateTime"}.
 func q13Bids(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
+	return eachBid(r, func(b *bidView) error {
 		out.Reset()
 		out.BeginObject()
 		out.Key("k")
-		out.Int(bid.ints[bAuction] % q13SideInput)
+		out.Int(b.auction % q13SideInput)
 		out.Key("auction")
-		out.Int(bid.ints[bAuction])
+		out.Int(b.auction)
 		out.Key("bidder")
-		out.Int(bid.ints[bBidder])
+		out.Int(b.bidder)
 		out.Key("price")
-		out.Int(bid.ints[bPrice])
+		out.Int(b.price)
 		out.Key("dateTime")
-		out.Int(bid.ints[bDateTime])
+		out.Int(b.dateTime)
 		out.EndObject()
 		emitValue(r, emit)
 		return nil
@@ -308,18 +315,25 @@ func q13Bids(r udf.Record, emit func(udf.Record)) error {
 const q13SideInput = 10_000
 
 // pairKey emits a bid keyed by its bidder and auction, for query 18:
-// {"k":"BIDDER AUCTION", then the bid's members}.
+// {"k":"BIDDER AUCTION","b":bid}.
 func pairKey(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func(obj []byte) error {
-		buf := append(scratch2[:0], `{"k":"`...)
-		buf = strconv.AppendInt(buf, bid.ints[bBidder], 10)
-		buf = append(buf, ' ')
-		buf = strconv.AppendInt(buf, bid.ints[bAuction], 10)
-		buf = append(buf, '"', ',')
-		buf = append(buf, obj[1:]...)
-		scratch2 = buf
-		r.Value = buf
-		emit(r)
+	return eachBid(r, func(b *bidView) error {
+		key := append(number[:0], '"')
+		key = strconv.AppendInt(key, b.bidder, 10)
+		key = append(key, ' ')
+		key = strconv.AppendInt(key, b.auction, 10)
+		number = append(key, '"')
+		emitTagged(r, emit, number, 'b', b.obj)
 		return nil
 	})
+}
+
+// text is the contents of the JSON string raw (with its quotes): raw's own
+// bytes without escapes, else unescaped into buf.
+func text(raw, buf []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
+	}
+	s, _ := json.AppendUnescaped(buf[:0], raw[1:len(raw)-1])
+	return s
 }

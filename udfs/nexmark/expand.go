@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strconv"
+
 	udf "wasmstream.io/platform/sdk/go"
 	"wasmstream.io/platform/sdk/go/json"
 )
@@ -22,6 +24,11 @@ const (
 // auctionSplit keys auctions and bids by auction, for queries 4, 9 and 20:
 // {"k":id,"a":auction} and {"k":auction,"b":bid}.
 func auctionSplit(r udf.Record, emit func(udf.Record)) error {
+	if fastBid(r.Value, &bv) {
+		number = strconv.AppendInt(number[:0], bv.auction, 10)
+		emitTagged(r, emit, number, 'b', bv.obj)
+		return nil
+	}
 	t, err := eventType(r.Value)
 	if err != nil || t == kindPerson {
 		return err
@@ -37,10 +44,11 @@ func auctionSplit(r udf.Record, emit func(udf.Record)) error {
 		emitTagged(r, emit, auction.raw(aID), 'a', obj)
 		return nil
 	}
-	if err := bid.of(obj); err != nil {
+	if err := readBidObject(obj, &bv); err != nil {
 		return err
 	}
-	emitTagged(r, emit, bid.raw(bAuction), 'b', obj)
+	number = strconv.AppendInt(number[:0], bv.auction, 10)
+	emitTagged(r, emit, number, 'b', bv.obj)
 	return nil
 }
 
@@ -117,27 +125,20 @@ func q20Emit(ctx *udf.Context, b []byte) error {
 	if q20Half[0] == '-' {
 		return nil
 	}
-	if err := bid.of(b); err != nil {
+	if err := readBidObject(b, &bv); err != nil {
 		return err
 	}
-	out.Reset()
-	out.BeginObject()
-	out.Key("auction")
-	out.Int(bid.ints[bAuction])
-	out.Key("bidder")
-	out.Int(bid.ints[bBidder])
-	out.Key("price")
-	out.Int(bid.ints[bPrice])
-	out.Key("channel")
-	out.Raw(bid.raw(bChannel))
-	out.Key("url")
-	out.Raw(bid.raw(bURL))
-	out.Key("bid_dateTime")
-	out.Int(bid.ints[bDateTime])
-	out.Key("bid_extra")
-	out.Raw(bid.raw(bExtra))
-	out.Buf = append(out.Buf, ',')
-	out.Buf = append(out.Buf, q20Half...)
+	beginBid(&bv, false)
+	buf := append(out.Buf, `,"channel":`...)
+	buf = append(buf, bv.channel...)
+	buf = append(buf, `,"url":`...)
+	buf = append(buf, bv.url...)
+	buf = append(buf, `,"bid_dateTime":`...)
+	buf = strconv.AppendInt(buf, bv.dateTime, 10)
+	buf = append(buf, `,"bid_extra":`...)
+	buf = append(buf, bv.extra...)
+	buf = append(buf, ',')
+	out.Buf = append(buf, q20Half...)
 	ctx.EmitValue(out.Bytes())
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 
 	udf "wasmstream.io/platform/sdk/go"
 	"wasmstream.io/platform/sdk/go/json"
@@ -178,17 +179,13 @@ func q7(_ []byte, _ udf.Window, max, b udf.Record, emit func(udf.Record)) error 
 	if err := windowEnd.of(max.Value); err != nil {
 		return err
 	}
-	if err := bid.of(b.Value); err != nil {
+	if err := readBidObject(b.Value, &bv); err != nil {
 		return err
 	}
-	beginBid(false)
-	out.Key("dateTime")
-	out.Int(bid.ints[bDateTime])
-	out.Key("extra")
-	out.Raw(bid.raw(bExtra))
-	out.Key("window_end")
-	out.Int(windowEnd.ints[0])
-	out.EndObject()
+	beginBid(&bv, false)
+	endBid(&bv)
+	out.Buf = append(out.Buf[:len(out.Buf)-1], `,"window_end":`...)
+	out.Buf = append(strconv.AppendInt(out.Buf, windowEnd.ints[0], 10), '}')
 	emit(udf.Record{Value: out.Bytes()})
 	return nil
 }

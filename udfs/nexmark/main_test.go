@@ -3,14 +3,15 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	udf "wasmstream.io/platform/sdk/go"
 )
 
-// bidEvent is a bid event as the generator writes it.
-func bidEvent(auction, bidder, price int64, channel, url string, at int64, extra string) udf.Record {
+// bidRecord is a bid event as the generator writes it.
+func bidRecord(auction, bidder, price int64, channel, url string, at int64, extra string) udf.Record {
 	return udf.Record{Timestamp: at, Value: fmt.Appendf(nil,
 		`{"event_type":2,"person":null,"auction":null,"bid":{"auction":%d,"bidder":%d,"price":%d,"channel":%q,"url":%q,"dateTime":%d,"extra":%q},"dateTime":%d}`,
 		auction, bidder, price, channel, url, at, extra, at)}
@@ -39,9 +40,9 @@ const (
 )
 
 func TestFlatMaps(t *testing.T) {
-	b := bidEvent(246, 7, 1_234_567, "Google", "https://www.nexmark.com/ab/c_d/efg/item.htm?query=1", at10, "xcc c")
-	ch := bidEvent(1000, 8, 5, "channel-42", "https://www.nexmark.com/a/b/c/item.htm?query=1&channel_id=99&x=1", at22, "")
-	short := bidEvent(1001, 9, 100, "channel-7", "channel_id=5", at22, "")
+	b := bidRecord(246, 7, 1_234_567, "Google", "https://www.nexmark.com/ab/c_d/efg/item.htm?query=1", at10, "xcc c")
+	ch := bidRecord(1000, 8, 5, "channel-42", "https://www.nexmark.com/a/b/c/item.htm?query=1&channel_id=99&x=1", at22, "")
+	short := bidRecord(1001, 9, 100, "channel-7", "channel_id=5", at22, "")
 	person := udf.Record{Value: []byte(`{"event_type":0,"person":{"id":1,"name":"A B","emailAddress":"a@b.com","creditCard":"1","city":"Bend","state":"OR","dateTime":5,"extra":""},"auction":null,"bid":null,"dateTime":5}`)}
 	tests := []struct {
 		function string
@@ -56,17 +57,17 @@ func TestFlatMaps(t *testing.T) {
 		{"q2", []udf.Record{b, ch, person}, []string{`{"auction":246,"price":1234567}`}},
 		{"q10", []udf.Record{ch}, []string{`{"auction":1000,"bidder":8,"price":5,"dateTime":1700000000000,"extra":"","dt":"2023-11-14","hm":"22:13"}`}},
 		{"q14", []udf.Record{b, ch}, []string{`{"auction":246,"bidder":7,"price":1120986.836,"bidTimeType":"dayTime","dateTime":1699956800000,"extra":"xcc c","c_counts":3}`}},
-		{"q21", []udf.Record{b, ch, short, bidEvent(1, 1, 1, "channel-1", "https://x/channel_id=3", at22, "")}, []string{
+		{"q21", []udf.Record{b, ch, short, bidRecord(1, 1, 1, "channel-1", "https://x/channel_id=3", at22, "")}, []string{
 			`{"auction":246,"bidder":7,"price":1234567,"channel":"Google","channel_id":"1"}`,
 			`{"auction":1000,"bidder":8,"price":5,"channel":"channel-42","channel_id":"99"}`,
 			`{"auction":1001,"bidder":9,"price":100,"channel":"channel-7","channel_id":"5"}`,
 		}},
-		{"q22", []udf.Record{b, short, bidEvent(1, 1, 1, "c", "https://x/", at22, "")}, []string{
+		{"q22", []udf.Record{b, short, bidRecord(1, 1, 1, "c", "https://x/", at22, "")}, []string{
 			`{"auction":246,"bidder":7,"price":1234567,"channel":"Google","dir1":"ab","dir2":"c_d","dir3":"efg"}`,
 			`{"auction":1001,"bidder":9,"price":100,"channel":"channel-7","dir1":null,"dir2":null,"dir3":null}`,
 			`{"auction":1,"bidder":1,"price":1,"channel":"c","dir1":"","dir2":null,"dir3":null}`,
 		}},
-		{"pair_key", []udf.Record{ch}, []string{`{"k":"8 1000","auction":1000,"bidder":8,"price":5,"channel":"channel-42","url":"https://www.nexmark.com/a/b/c/item.htm?query=1&channel_id=99&x=1","dateTime":1700000000000,"extra":""}`}},
+		{"pair_key", []udf.Record{ch}, []string{`{"k":"8 1000","b":{"auction":1000,"bidder":8,"price":5,"channel":"channel-42","url":"https://www.nexmark.com/a/b/c/item.htm?query=1&channel_id=99&x=1","dateTime":1700000000000,"extra":""}}`}},
 		{"bids", []udf.Record{{Value: []byte(`{"event_type":7}`)}, {Value: []byte(`{"event_type":2,"bid":null}`)}}, []string{
 			"error: not a Nexmark event: no event_type 0, 1 or 2",
 			"error: an event of event_type 2 without a bid object",
@@ -137,5 +138,49 @@ func TestWinningHarness(t *testing.T) {
 	}
 	if _, ok := h.Value("win_auction", key); ok {
 		t.Fatal("the auction is kept after it closed")
+	}
+}
+
+func TestInteger(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int64
+		end  int
+		good bool
+	}{
+		{"0,", 0, 1, true}, {"7}", 7, 1, true}, {"12345678,", 12345678, 8, true}, {"123456789", 123456789, 9, true},
+		{"1700000000040}abcdefgh", 1700000000040, 13, true}, {"-42,xxxxxxxxx", -42, 3, true},
+		{"999999999999999999,", 999999999999999999, 18, true}, {"1234567890123456789,", 0, 19, false},
+		{"01,", 0, 2, false}, {"-,", 0, 1, false}, {",1", 0, 0, false}, {"12/45678901", 12, 2, true},
+		{"12:45678901", 12, 2, true}, {"1\x002345678", 1, 1, true}, {"1\xff2345678", 1, 1, true},
+	} {
+		n, end, ok := integer([]byte(tt.in), 0)
+		if ok != tt.good || ok && (n != tt.n || end != tt.end) {
+			t.Errorf("integer(%q) = %d, %d, %v; want %d, %d, %v", tt.in, n, end, ok, tt.n, tt.end, tt.good)
+		}
+	}
+	for i := int64(0); i < 2_000_000; i += 7919 {
+		for _, tail := range []string{"", "}", ",\"x\":123456789"} {
+			s := strconv.FormatInt(i*1_000_003, 10)
+			n, end, ok := integer([]byte(s+tail), 0)
+			if !ok || n != i*1_000_003 || end != len(s) {
+				t.Fatalf("integer(%q) = %d, %d, %v", s+tail, n, end, ok)
+			}
+		}
+	}
+}
+
+func TestPlainString(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want string
+	}{
+		{`"abc",`, `"abc"`}, {`"",`, `""`}, {`"abcdefghijklmnopq"}`, `"abcdefghijklmnopq"`},
+		{`"abcdefghij\"k"`, ""}, {"\"abcdefghij\nk\"", ""}, {`"abcdefghijkl`, ""}, {`x"`, ""},
+	} {
+		s, end, ok := plainString([]byte(tt.in), 0)
+		if string(s) != tt.want || ok != (tt.want != "") || ok && end != len(tt.want) {
+			t.Errorf("plainString(%q) = %q, %d, %v", tt.in, s, end, ok)
+		}
 	}
 }

@@ -17,8 +17,6 @@ import (
 // bytes), then its JSON.
 var q18Last = udf.ValueState("q18_last")
 
-var dateTime = newFields("bid", "dateTime#")
-
 // q18 keeps each bidder's last bid for each auction (the records of
 // pair_key) and emits it when it changes: its members.
 func q18(ctx *udf.Context, _ []byte, recs []udf.Record) error {
@@ -28,24 +26,22 @@ func q18(ctx *udf.Context, _ []byte, recs []udf.Record) error {
 	}
 	var last []byte
 	for _, r := range recs {
-		if err := dateTime.of(r.Value); err != nil {
+		_, payload, err := untag(r.Value)
+		if err != nil {
 			return err
 		}
-		if t := dateTime.ints[0]; !has || t > latest {
-			latest, has, last = t, true, r.Value
+		if err := readBidObject(payload, &bv); err != nil {
+			return err
+		}
+		if t := bv.dateTime; !has || t > latest {
+			latest, has, last = t, true, payload
 		}
 	}
 	if last == nil {
 		return nil
 	}
-	// pair_key's record is {"k":"...",<the bid's members>}: the bid is
-	// what follows the first comma after k.
-	i := bytes.Index(last, []byte(`",`))
-	if i < 0 {
-		return errNotTagged
-	}
 	winBuf = binary.LittleEndian.AppendUint64(winBuf[:0], uint64(latest))
-	winBuf = append(append(winBuf, '{'), last[i+2:]...)
+	winBuf = append(winBuf, last...)
 	q18Last.Set(ctx, winBuf)
 	ctx.EmitValue(winBuf[8:])
 	return nil
@@ -76,10 +72,10 @@ func q19(ctx *udf.Context, _ []byte, recs []udf.Record) error {
 	}
 	topAfter = append(topAfter[:0], topBefore...)
 	for _, r := range recs {
-		if err := bidTimes.of(r.Value); err != nil {
+		if err := readBidObject(r.Value, &bv); err != nil {
 			return err
 		}
-		o := offer{bidTimes.ints[0], bidTimes.ints[1], r.Value}
+		o := offer{bv.price, bv.dateTime, r.Value}
 		at := len(topAfter)
 		for i, b := range topAfter {
 			if o.better(b, true) {

@@ -20,8 +20,8 @@ import (
 
 // dayBids keys bids by day, for query 15.
 func dayBids(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
-		scratch2 = appendDay(scratch2[:0], bid.ints[bDateTime])
+	return eachBid(r, func(b *bidView) error {
+		scratch2 = appendDay(scratch2[:0], b.dateTime)
 		out.Reset()
 		out.BeginObject()
 		out.Key("k")
@@ -31,7 +31,7 @@ func dayBids(r udf.Record, emit func(udf.Record)) error {
 		out.Key("day")
 		out.StringBytes(scratch2)
 		out.EndObject()
-		endGroupBid()
+		endGroupBid(b)
 		emitValue(r, emit)
 		return nil
 	})
@@ -39,9 +39,9 @@ func dayBids(r udf.Record, emit func(udf.Record)) error {
 
 // channelDayBids keys bids by channel and day, for query 16.
 func channelDayBids(r udf.Record, emit func(udf.Record)) error {
-	return eachBid(r, func([]byte) error {
-		t := bid.ints[bDateTime]
-		scratch = bid.str(bChannel, scratch)
+	return eachBid(r, func(b *bidView) error {
+		t := b.dateTime
+		scratch = text(b.channel, scratch)
 		scratch2 = appendDay(append(append(scratch2[:0], scratch...), ' '), t)
 		out.Reset()
 		out.BeginObject()
@@ -50,26 +50,26 @@ func channelDayBids(r udf.Record, emit func(udf.Record)) error {
 		out.Key("g")
 		out.BeginObject()
 		out.Key("channel")
-		out.Raw(bid.raw(bChannel))
+		out.Raw(b.channel)
 		out.Key("day")
 		out.StringBytes(scratch2[len(scratch)+1:])
 		out.EndObject()
 		out.Key("minute")
 		scratch2 = appendMinute(scratch2[:0], t)
 		out.StringBytes(scratch2)
-		endGroupBid()
+		endGroupBid(b)
 		emitValue(r, emit)
 		return nil
 	})
 }
 
-func endGroupBid() {
+func endGroupBid(b *bidView) {
 	out.Key("bidder")
-	out.Int(bid.ints[bBidder])
+	out.Int(b.bidder)
 	out.Key("auction")
-	out.Int(bid.ints[bAuction])
+	out.Int(b.auction)
 	out.Key("price")
-	out.Int(bid.ints[bPrice])
+	out.Int(b.price)
 	out.EndObject()
 }
 

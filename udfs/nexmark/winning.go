@@ -28,8 +28,6 @@ var (
 	winEarly = udf.ListState("win_early")
 )
 
-var bidTimes = newFields("bid", "price#", "dateTime#")
-
 // offer is a bid as winning compares them.
 type offer struct {
 	price, at int64
@@ -111,10 +109,10 @@ func winning(ctx *udf.Context, _ []byte, recs []udf.Record) error {
 			winEarly.Clear(ctx)
 			continue
 		}
-		if err := bidTimes.of(payload); err != nil {
+		if err := readBidObject(payload, &bv); err != nil {
 			return err
 		}
-		o := offer{bidTimes.ints[0], bidTimes.ints[1], payload}
+		o := offer{bv.price, bv.dateTime, payload}
 		if !hasAuction {
 			early = appendOffer(early[:0], o)
 			winEarly.Append(ctx, early)
@@ -178,21 +176,21 @@ func closeAuction(ctx *udf.Context, t udf.Timer, emit func(ctx *udf.Context, auc
 // then auction, bidder, price, bid_dateTime and bid_extra.
 func q9Close(ctx *udf.Context, _ []byte, t udf.Timer) error {
 	return closeAuction(ctx, t, func(ctx *udf.Context, a []byte, best offer) error {
-		if err := bid.of(best.json); err != nil {
+		if err := readBidObject(best.json, &bv); err != nil {
 			return err
 		}
 		out.Reset()
 		out.Buf = append(out.Buf, a[:len(a)-1]...)
 		out.Buf = append(out.Buf, `,"auction":`...)
-		out.Buf = strconv.AppendInt(out.Buf, bid.ints[bAuction], 10)
+		out.Buf = strconv.AppendInt(out.Buf, bv.auction, 10)
 		out.Buf = append(out.Buf, `,"bidder":`...)
-		out.Buf = strconv.AppendInt(out.Buf, bid.ints[bBidder], 10)
+		out.Buf = strconv.AppendInt(out.Buf, bv.bidder, 10)
 		out.Buf = append(out.Buf, `,"price":`...)
 		out.Buf = strconv.AppendInt(out.Buf, best.price, 10)
 		out.Buf = append(out.Buf, `,"bid_dateTime":`...)
 		out.Buf = strconv.AppendInt(out.Buf, best.at, 10)
 		out.Buf = append(out.Buf, `,"bid_extra":`...)
-		out.Buf = append(out.Buf, bid.raw(bExtra)...)
+		out.Buf = append(out.Buf, bv.extra...)
 		out.Buf = append(out.Buf, '}')
 		ctx.EmitValue(out.Bytes())
 		return nil
