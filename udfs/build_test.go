@@ -62,6 +62,7 @@ var builds = map[string]*build{
 	"kinds-c":          {},
 	"kinds-rust":       {},
 	"nexmark":          {},
+	"nexmark-rust":     {},
 	"sessions":         {},
 	"upper":            {},
 	"upper-wat":        {},

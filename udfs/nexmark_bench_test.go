@@ -18,6 +18,7 @@ var nexmarkModules = []struct {
 	functions    []string
 }{
 	{"go", "nexmark", []string{"bids", "q0", "q1", "q2", "q14", "q21", "q22"}},
+	{"rust", "nexmark-rust", []string{"bids", "q0", "q1", "q2"}},
 }
 
 // BenchmarkNexmarkFlatMaps measures the events per second of the Nexmark

@@ -40,14 +40,18 @@ func eachBid(r udf.Record, f func(b *bidView) error) error {
 	return f(&bv)
 }
 
+// bids emits the bid object of bid events, whose members it checks.
+func bids(r udf.Record, emit func(udf.Record)) error {
+	return eachBid(r, func(b *bidView) error {
+		r.Value = b.obj
+		emit(r)
+		return nil
+	})
+}
+
 // inner emits the object of the events of one type.
 func inner(kind int) func(r udf.Record, emit func(udf.Record)) error {
 	return func(r udf.Record, emit func(udf.Record)) error {
-		if kind == kindBid && fastBid(r.Value, &bv) {
-			r.Value = bv.obj
-			emit(r)
-			return nil
-		}
 		obj, ok, err := member(r.Value, kind)
 		if ok {
 			r.Value = obj

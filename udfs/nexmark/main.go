@@ -14,7 +14,7 @@ import udf "wasmstream.io/platform/sdk/go"
 
 func init() {
 	// Events to their inner objects, and the stateless queries.
-	udf.FlatMap("bids", inner(kindBid))
+	udf.FlatMap("bids", bids)
 	udf.FlatMap("persons", inner(kindPerson))
 	udf.FlatMap("auctions", inner(kindAuction))
 	udf.FlatMap("q0", q0)
