@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,6 +80,11 @@ func newBenchNexmarkCommand() *cobra.Command {
 			}
 			defer pprof.StopCPUProfile()
 		}
+		// Ctrl-C or a SIGTERM stops the job and removes the platform's
+		// temporary directory.
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		cmd.SetContext(ctx)
 		return runBenchNexmark(cmd, b)
 	}
 	return cmd

@@ -102,7 +102,10 @@ func (p *benchPlatform) run(ctx context.Context, b benchNexmark) (benchResult, e
 	}
 	running, cpu := time.Now(), cputime.Process()
 	if lat != nil {
-		lat.start(running)
+		// The generator starts between the submission and RUNNING:
+		// from the submission, the latencies are at most the job's
+		// start-up too long, never too short.
+		lat.start(submitted)
 	}
 	if info, err = p.s.manager.WaitJob(ctx, info.ID); err != nil {
 		return benchResult{}, err
@@ -131,9 +134,9 @@ func (p *benchPlatform) run(ctx context.Context, b benchNexmark) (benchResult, e
 // the generator paced at R events per second and event time advancing R
 // events per second too, the event of time t was made at the job's start
 // plus t minus the generator's base time (a window's result, stamped with
-// the window's end - 1 ms, at that end); the start is when the job was seen
-// RUNNING, so the latencies are those from the events' making up to the
-// few milliseconds that takes.
+// the window's end - 1 ms, at that end); the start is taken as the job's
+// submission, so the latencies are at most its start-up (a few
+// milliseconds) longer than the true ones.
 type latencyProbe struct {
 	js      jetstream.JetStream
 	stream  string

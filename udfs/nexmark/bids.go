@@ -174,7 +174,7 @@ func q14(r udf.Record, emit func(udf.Record)) error {
 		case h <= 6 || h >= 20:
 			kind = "nightTime"
 		}
-		scratch = text(b.extra, scratch)
+		extra := text(b.extra, &scratch)
 		beginBid(b, true)
 		out.Key("bidTimeType")
 		out.String(kind)
@@ -183,7 +183,7 @@ func q14(r udf.Record, emit func(udf.Record)) error {
 		out.Key("extra")
 		out.Raw(b.extra)
 		out.Key("c_counts")
-		out.Int(int64(bytes.Count(scratch, []byte{'c'})))
+		out.Int(int64(bytes.Count(extra, []byte{'c'})))
 		out.EndObject()
 		emitValue(r, emit)
 		return nil
@@ -198,14 +198,12 @@ var hotChannels = map[string]string{"apple": "0", "google": "1", "facebook": "2"
 // the URL's channel_id parameter; bids with neither are dropped.
 func q21(r udf.Record, emit func(udf.Record)) error {
 	return eachBid(r, func(b *bidView) error {
-		scratch = text(b.channel, scratch)
-		scratch2 = asciiLower(scratch2[:0], scratch)
+		scratch2 = asciiLower(scratch2[:0], text(b.channel, &scratch))
 		id, hot := hotChannels[string(scratch2)]
 		var fromURL []byte
 		if !hot {
-			scratch = text(b.url, scratch)
 			var ok bool
-			if fromURL, ok = channelID(scratch); !ok {
+			if fromURL, ok = channelID(text(b.url, &scratch)); !ok {
 				return nil
 			}
 		}
@@ -257,11 +255,11 @@ func channelID(url []byte) ([]byte, bool) {
 // slashes at indexes 3, 4 and 5, null where there is none.
 func q22(r udf.Record, emit func(udf.Record)) error {
 	return eachBid(r, func(b *bidView) error {
-		scratch = text(b.url, scratch)
+		url := text(b.url, &scratch)
 		beginBid(b, false)
 		out.Key("channel")
 		out.Raw(b.channel)
-		rest, part := scratch, 0
+		rest, part := url, 0
 		for _, name := range [...]string{"dir1", "dir2", "dir3"} {
 			for ; part < 3 && rest != nil; part++ {
 				rest = after(rest, '/')
@@ -333,11 +331,12 @@ func pairKey(r udf.Record, emit func(udf.Record)) error {
 }
 
 // text is the contents of the JSON string raw (with its quotes): raw's own
-// bytes without escapes, else unescaped into buf.
-func text(raw, buf []byte) []byte {
+// bytes without escapes, else unescaped into *buf, which keeps what it
+// grew to. Only *buf is written: raw is a view of the input.
+func text(raw []byte, buf *[]byte) []byte {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return raw[1 : len(raw)-1]
 	}
-	s, _ := json.AppendUnescaped(buf[:0], raw[1:len(raw)-1])
-	return s
+	*buf, _ = json.AppendUnescaped((*buf)[:0], raw[1:len(raw)-1])
+	return *buf
 }

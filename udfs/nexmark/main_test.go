@@ -50,6 +50,11 @@ func TestFlatMaps(t *testing.T) {
 		want     []string
 	}{
 		{"q0", []udf.Record{b, person}, []string{`{"auction":246,"bidder":7,"price":1234567,"dateTime":1699956800000,"extra":"xcc c"}`}},
+		// Another layout, and escapes: read by json.Lookup, the same rows.
+		{"q0", []udf.Record{{Value: []byte(` {"bid": {"extra":"x\u0063c c", "dateTime":1699956800000, "url":"", "channel":"G", "price":1234567, "bidder":7, "auction":246}, "event_type":2}`)}},
+			[]string{`{"auction":246,"bidder":7,"price":1234567,"dateTime":1699956800000,"extra":"x\u0063c c"}`}},
+		{"q14", []udf.Record{{Value: []byte(`{"event_type":2,"bid":{"auction":246,"bidder":7,"price":1234567,"channel":"G","url":"","dateTime":1699956800000,"extra":"x\u0063c c"}}`)}},
+			[]string{`{"auction":246,"bidder":7,"price":1120986.836,"bidTimeType":"dayTime","dateTime":1699956800000,"extra":"x\u0063c c","c_counts":3}`}},
 		{"q1", []udf.Record{b, ch}, []string{
 			`{"auction":246,"bidder":7,"price":1120986.836,"dateTime":1699956800000,"extra":"xcc c"}`,
 			`{"auction":1000,"bidder":8,"price":4.540,"dateTime":1700000000000,"extra":""}`,
@@ -66,6 +71,13 @@ func TestFlatMaps(t *testing.T) {
 			`{"auction":246,"bidder":7,"price":1234567,"channel":"Google","dir1":"ab","dir2":"c_d","dir3":"efg"}`,
 			`{"auction":1001,"bidder":9,"price":100,"channel":"channel-7","dir1":null,"dir2":null,"dir3":null}`,
 			`{"auction":1,"bidder":1,"price":1,"channel":"c","dir1":"","dir2":null,"dir3":null}`,
+		}},
+		// A string unescaped after one that was not must not be written
+		// over the batch's records.
+		{"q22", []udf.Record{b, {Value: []byte(`{"event_type":2,"bid":{"auction":1,"bidder":1,"price":1,"channel":"c","url":"https:\/\/x\/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\/b\/c","dateTime":1,"extra":""}}`)}, b}, []string{
+			`{"auction":246,"bidder":7,"price":1234567,"channel":"Google","dir1":"ab","dir2":"c_d","dir3":"efg"}`,
+			`{"auction":1,"bidder":1,"price":1,"channel":"c","dir1":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","dir2":"b","dir3":"c"}`,
+			`{"auction":246,"bidder":7,"price":1234567,"channel":"Google","dir1":"ab","dir2":"c_d","dir3":"efg"}`,
 		}},
 		{"pair_key", []udf.Record{ch}, []string{`{"k":"8 1000","b":{"auction":1000,"bidder":8,"price":5,"channel":"channel-42","url":"https://www.nexmark.com/a/b/c/item.htm?query=1&channel_id=99&x=1","dateTime":1700000000000,"extra":""}}`}},
 		{"bids", []udf.Record{{Value: []byte(`{"event_type":7}`)}, {Value: []byte(`{"event_type":2,"bid":null}`)}}, []string{

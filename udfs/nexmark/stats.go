@@ -41,8 +41,8 @@ func dayBids(r udf.Record, emit func(udf.Record)) error {
 func channelDayBids(r udf.Record, emit func(udf.Record)) error {
 	return eachBid(r, func(b *bidView) error {
 		t := b.dateTime
-		scratch = text(b.channel, scratch)
-		scratch2 = appendDay(append(append(scratch2[:0], scratch...), ' '), t)
+		channel := text(b.channel, &scratch)
+		scratch2 = appendDay(append(append(scratch2[:0], channel...), ' '), t)
 		out.Reset()
 		out.BeginObject()
 		out.Key("k")
@@ -52,7 +52,7 @@ func channelDayBids(r udf.Record, emit func(udf.Record)) error {
 		out.Key("channel")
 		out.Raw(b.channel)
 		out.Key("day")
-		out.StringBytes(scratch2[len(scratch)+1:])
+		out.StringBytes(scratch2[len(channel)+1:])
 		out.EndObject()
 		out.Key("minute")
 		scratch2 = appendMinute(scratch2[:0], t)
