@@ -12,8 +12,8 @@ import (
 // Queries 15 and 16 count, per group (a day; a channel and a day), the
 // bids, the distinct bidders and the distinct auctions, in all and per
 // price rank. The split functions day_bids and channel_day_bids key the
-// bids by group: {"k":GROUP,"g":{the group's columns},"minute":"HH:mm"
-// (query 16 only),"bidder","auction","price"}; bid_stats counts them, and
+// bids by group: {"k":GROUP,"bidder","auction","price","minute":"HH:mm"
+// (query 16 only),"g":{the group's columns}}; bid_stats counts them, and
 // a timer at the day's last millisecond emits the group's row when the
 // watermark has passed the day: the final row of the query's updating
 // result.
@@ -22,16 +22,12 @@ import (
 func dayBids(r udf.Record, emit func(udf.Record)) error {
 	return eachBid(r, func(b *bidView) error {
 		scratch2 = appendDay(scratch2[:0], b.dateTime)
-		out.Reset()
-		out.BeginObject()
-		out.Key("k")
-		out.StringBytes(scratch2)
-		out.Key("g")
-		out.BeginObject()
-		out.Key("day")
-		out.StringBytes(scratch2)
-		out.EndObject()
-		endGroupBid(b)
+		buf := append(out.Buf[:0], `{"k":"`...)
+		buf = append(buf, scratch2...)
+		buf = groupBid(append(buf, '"'), b)
+		buf = append(buf, `,"g":{"day":"`...)
+		buf = append(buf, scratch2...)
+		out.Buf = append(buf, `"}}`...)
 		emitValue(r, emit)
 		return nil
 	})
@@ -47,30 +43,27 @@ func channelDayBids(r udf.Record, emit func(udf.Record)) error {
 		out.BeginObject()
 		out.Key("k")
 		out.StringBytes(scratch2)
-		out.Key("g")
-		out.BeginObject()
-		out.Key("channel")
-		out.Raw(b.channel)
-		out.Key("day")
-		out.StringBytes(scratch2[len(channel)+1:])
-		out.EndObject()
-		out.Key("minute")
-		scratch2 = appendMinute(scratch2[:0], t)
-		out.StringBytes(scratch2)
-		endGroupBid(b)
+		buf := groupBid(out.Buf, b)
+		buf = append(buf, `,"minute":"`...)
+		buf = append(appendMinute(buf, t), '"')
+		buf = append(buf, `,"g":{"channel":`...)
+		buf = append(buf, b.channel...)
+		buf = append(buf, `,"day":"`...)
+		buf = append(buf, scratch2[len(channel)+1:]...)
+		out.Buf = append(buf, `"}}`...)
 		emitValue(r, emit)
 		return nil
 	})
 }
 
-func endGroupBid(b *bidView) {
-	out.Key("bidder")
-	out.Int(b.bidder)
-	out.Key("auction")
-	out.Int(b.auction)
-	out.Key("price")
-	out.Int(b.price)
-	out.EndObject()
+// groupBid appends the bid's members of a group's record.
+func groupBid(dst []byte, b *bidView) []byte {
+	dst = append(dst, `,"bidder":`...)
+	dst = strconv.AppendInt(dst, b.bidder, 10)
+	dst = append(dst, `,"auction":`...)
+	dst = strconv.AppendInt(dst, b.auction, 10)
+	dst = append(dst, `,"price":`...)
+	return strconv.AppendInt(dst, b.price, 10)
 }
 
 var (
@@ -84,11 +77,51 @@ var (
 	statsAuctions = udf.MapState("stats_auctions")
 )
 
-// groupBid reads the records of day_bids and channel_day_bids.
-var groupBid = struct {
+// groupFields reads the records of day_bids and channel_day_bids in
+// another layout than theirs.
+var groupFields = struct {
 	keys   []string
 	values []json.Value
 }{[]string{"g", "minute", "bidder", "auction", "price"}, make([]json.Value, 5)}
+
+// groupRecord is a record of day_bids or channel_day_bids.
+type groupRecord struct {
+	bidder, auction, price int64
+	minute, group          []byte
+}
+
+// readGroupRecord reads a record of day_bids or channel_day_bids: at once
+// in the layout they write, else by json.Lookup.
+func readGroupRecord(v []byte) (g groupRecord, err error) {
+	if _, p, ok := plainString(v, len(`{"k":`)); ok && literal(v, 0, `{"k":`) && literal(v, p, `,"bidder":`) {
+		if g.bidder, p, ok = integer(v, p+len(`,"bidder":`)); ok && literal(v, p, `,"auction":`) {
+			if g.auction, p, ok = integer(v, p+len(`,"auction":`)); ok && literal(v, p, `,"price":`) {
+				g.price, p, ok = integer(v, p+len(`,"price":`))
+				if ok && literal(v, p, `,"minute":`) {
+					g.minute, p, ok = plainString(v, p+len(`,"minute":`))
+				}
+				if ok && literal(v, p, `,"g":{`) && v[len(v)-2] == '}' && v[len(v)-1] == '}' {
+					g.group = v[p+len(`,"g":`) : len(v)-1]
+					return g, nil
+				}
+			}
+		}
+	}
+	json.Lookup(v, groupFields.keys, groupFields.values)
+	gv, m := groupFields.values[0], groupFields.values[1]
+	var ok1, ok2, ok3 bool
+	g.bidder, ok1 = groupFields.values[2].Int()
+	g.auction, ok2 = groupFields.values[3].Int()
+	g.price, ok3 = groupFields.values[4].Int()
+	if gv.Kind != json.Object || !ok1 || !ok2 || !ok3 || m.Kind != json.Invalid && m.Kind != json.String {
+		return g, errGroupBid
+	}
+	g.group, g.minute = gv.Raw, nil
+	if m.Kind == json.String {
+		g.minute = m.Raw
+	}
+	return g, nil
+}
 
 // stats is a group's state during a call.
 type stats struct {
@@ -113,28 +146,23 @@ func bidStats(ctx *udf.Context, _ []byte, recs []udf.Record) error {
 	clear(st.sets[0])
 	clear(st.sets[1])
 	for _, r := range recs {
-		json.Lookup(r.Value, groupBid.keys, groupBid.values)
-		g, m := groupBid.values[0], groupBid.values[1]
-		bidder, ok1 := groupBid.values[2].Int()
-		auction, ok2 := groupBid.values[3].Int()
-		price, ok3 := groupBid.values[4].Int()
-		if g.Kind != json.Object || !ok1 || !ok2 || !ok3 {
-			return errGroupBid
+		g, err := readGroupRecord(r.Value)
+		if err != nil {
+			return err
 		}
 		if !ok {
-			st.group, ok = append(st.group[:0], g.Raw...), true
+			st.group, ok = append(st.group[:0], g.group...), true
 			day := floorDiv(r.Timestamp, msPerDay) * msPerDay
 			ctx.RegisterEventTimer(day + msPerDay - 1)
 		}
-		if m.Kind == json.String && string(m.Raw) > string(st.minute) {
-			st.minute = append(st.minute[:0], m.Raw...)
+		if string(g.minute) > string(st.minute) {
+			st.minute = append(st.minute[:0], g.minute...)
 		}
-		rk := rank(price)
+		rk := rank(g.price)
 		st.counts[0]++
 		st.counts[rk]++
-		for i, id := range [...]int64{bidder, auction} {
-			st.count(ctx, i, id, rk)
-		}
+		st.count(ctx, 0, g.bidder, rk)
+		st.count(ctx, 1, g.auction, rk)
 	}
 	statsRow.Set(ctx, st.appendRow(winBuf[:0]))
 	return nil

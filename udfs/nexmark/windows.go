@@ -11,41 +11,74 @@ import (
 // counted reads a built-in count's result.
 var counted = newFields("count result", "key", "window_start#", "window_end#", "value#")
 
+// count is a built-in count's result: the key (an auction id) and the
+// count; q5Hot's window.
+type count struct{ auction, n int64 }
+
+var counts []count
+
+// readCount reads a built-in aggregate's result, {"key":"K","window_start":S,
+// "window_end":E,"value":N}, as the platform writes it or as any JSON.
+func readCount(v []byte) (c count, start, end int64, err error) {
+	p := 0
+	ok := literal(v, 0, `{"key":"`)
+	if ok {
+		c.auction, p, ok = integer(v, len(`{"key":"`))
+		ok = ok && literal(v, p, `","window_start":`)
+	}
+	if ok {
+		start, p, ok = integer(v, p+len(`","window_start":`))
+		ok = ok && literal(v, p, `,"window_end":`)
+	}
+	if ok {
+		end, p, ok = integer(v, p+len(`,"window_end":`))
+		ok = ok && literal(v, p, `,"value":`)
+	}
+	if ok {
+		c.n, p, ok = integer(v, p+len(`,"value":`))
+		if ok && p == len(v)-1 && v[p] == '}' {
+			return c, start, end, nil
+		}
+	}
+	if err := counted.of(v); err != nil {
+		return c, 0, 0, err
+	}
+	scratch = counted.str(0, scratch)
+	if c.auction, err = strconv.ParseInt(string(scratch), 10, 64); err != nil {
+		return c, 0, 0, errors.New("count result whose key is not an auction id")
+	}
+	return count{c.auction, counted.ints[3]}, counted.ints[1], counted.ints[2], nil
+}
+
 // q5Hot gets the bid counts of every auction of one sliding window (the
 // results of the built-in count, keyed by window_start) and emits the
 // auctions with the most bids: {"auction","num","window_start","window_end"}.
 func q5Hot(_ []byte, _ udf.Window, recs []udf.Record, emit func(udf.Record)) error {
+	counts = counts[:0]
 	most := int64(0)
+	var start, end int64
 	for _, r := range recs {
-		if err := counted.of(r.Value); err != nil {
+		c, s, e, err := readCount(r.Value)
+		if err != nil {
 			return err
 		}
-		most = max(most, counted.ints[3])
+		counts = append(counts, c)
+		most, start, end = max(most, c.n), s, e
 	}
-	for _, r := range recs {
-		if err := counted.of(r.Value); err != nil {
-			return err
-		}
-		if counted.ints[3] < most {
+	for _, c := range counts {
+		if c.n < most {
 			continue
 		}
-		scratch = counted.str(0, scratch)
-		id, err := strconv.ParseInt(string(scratch), 10, 64)
-		if err != nil {
-			return errors.New("count result whose key is not an auction id")
-		}
-		out.Reset()
-		out.BeginObject()
-		out.Key("auction")
-		out.Int(id)
-		out.Key("num")
-		out.Int(most)
-		out.Key("window_start")
-		out.Int(counted.ints[1])
-		out.Key("window_end")
-		out.Int(counted.ints[2])
-		out.EndObject()
-		emit(udf.Record{Value: out.Bytes()})
+		buf := append(out.Buf[:0], `{"auction":`...)
+		buf = strconv.AppendInt(buf, c.auction, 10)
+		buf = append(buf, `,"num":`...)
+		buf = strconv.AppendInt(buf, most, 10)
+		buf = append(buf, `,"window_start":`...)
+		buf = strconv.AppendInt(buf, start, 10)
+		buf = append(buf, `,"window_end":`...)
+		buf = strconv.AppendInt(buf, end, 10)
+		out.Buf = append(buf, '}')
+		emit(udf.Record{Value: out.Buf})
 	}
 	return nil
 }
@@ -81,13 +114,11 @@ func (q17Codec) Decode(b []byte, a *q17Acc) error {
 	return nil
 }
 
-var priceOnly = newFields("bid", "price#")
-
 func q17Add(a *q17Acc, r udf.Record) error {
-	if err := priceOnly.of(r.Value); err != nil {
+	if err := readBidObject(r.Value, &bv); err != nil {
 		return err
 	}
-	p := priceOnly.ints[0]
+	p := bv.price
 	if a[q17Total] == 0 || p < a[q17Min] {
 		a[q17Min] = p
 	}
