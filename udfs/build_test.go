@@ -61,6 +61,8 @@ var builds = map[string]*build{
 	"kinds-as":         {},
 	"kinds-c":          {},
 	"kinds-rust":       {},
+	"nexmark":          {},
+	"nexmark-rust":     {},
 	"sessions":         {},
 	"upper":            {},
 	"upper-wat":        {},

@@ -24,7 +24,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newServeCommand(), newDemoCommand(), newVersionCommand(), newUDFCommand(),
 		newModuleCommand(), newJobCommand(), newStreamCommand(), newPubCommand(), newSubCommand(),
-		newNexmarkCommand(), newHealthCommand())
+		newNexmarkCommand(), newBenchCommand(), newHealthCommand())
 	return root
 }
 

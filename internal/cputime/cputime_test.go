@@ -15,3 +15,16 @@ func TestProcessGrowsWithWork(t *testing.T) {
 		t.Fatalf("CPU time went from %d to %d over a busy loop (%d)", before, after, x)
 	}
 }
+
+func TestPeakRSSHoldsWhatWasTouched(t *testing.T) {
+	if PeakRSS() <= 0 {
+		t.Skip("peak RSS is not measured on this system")
+	}
+	b := make([]byte, 64<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	if got := PeakRSS(); got < int64(len(b)) {
+		t.Fatalf("peak RSS %d after touching %d bytes", got, len(b))
+	}
+}

@@ -19,14 +19,19 @@ type Q0Row struct {
 
 // Q0 passes every bid through: auction, bidder, price, dateTime, extra.
 func Q0(events []Event) []Q0Row {
-	var out []Q0Row
-	for _, b := range bids(events) {
-		out = append(out, Q0Row{b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra})
-	}
+	out := q0(events)
 	slices.SortFunc(out, func(x, y Q0Row) int {
 		return cmp.Or(cmp.Compare(x.DateTime, y.DateTime), cmp.Compare(x.Auction, y.Auction),
 			cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Price, y.Price), cmp.Compare(x.Extra, y.Extra))
 	})
+	return out
+}
+
+func q0(events []Event) []Q0Row {
+	var out []Q0Row
+	for _, b := range bids(events) {
+		out = append(out, Q0Row{b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra})
+	}
 	return out
 }
 
@@ -40,11 +45,17 @@ type Q1Row struct {
 
 // Q1 converts each bid's price from dollars to euros.
 func Q1(events []Event) []Q1Row {
+	return q1From(Q0(events)) // in Q0's order, which Price*908 keeps
+}
+
+func q1(events []Event) []Q1Row { return q1From(q0(events)) }
+
+func q1From(bids []Q0Row) []Q1Row {
 	var out []Q1Row
-	for _, r := range Q0(events) {
+	for _, r := range bids {
 		out = append(out, Q1Row{r.Auction, r.Bidder, r.Price * 908, r.DateTime, r.Extra})
 	}
-	return out // in Q0's order, which Price*908 keeps
+	return out
 }
 
 // Q2Row is a bid's auction and price (query 2).
@@ -52,15 +63,20 @@ type Q2Row struct{ Auction, Price int64 }
 
 // Q2 selects the bids for auctions whose id is a multiple of 123.
 func Q2(events []Event) []Q2Row {
+	out := q2(events)
+	slices.SortFunc(out, func(x, y Q2Row) int {
+		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Price, y.Price))
+	})
+	return out
+}
+
+func q2(events []Event) []Q2Row {
 	var out []Q2Row
 	for _, b := range bids(events) {
 		if b.Auction%123 == 0 {
 			out = append(out, Q2Row{b.Auction, b.Price})
 		}
 	}
-	slices.SortFunc(out, func(x, y Q2Row) int {
-		return cmp.Or(cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Price, y.Price))
-	})
 	return out
 }
 
@@ -75,6 +91,15 @@ type Q3Row struct {
 // (an unwindowed inner join: a person and an auction match whatever their
 // times).
 func Q3(events []Event) []Q3Row {
+	out := q3(events)
+	slices.SortFunc(out, func(x, y Q3Row) int {
+		return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.Name, y.Name),
+			cmp.Compare(x.City, y.City), cmp.Compare(x.State, y.State))
+	})
+	return out
+}
+
+func q3(events []Event) []Q3Row {
 	people := map[int64][]*Person{}
 	for _, e := range events {
 		if p := e.Person; p != nil && (p.State == "OR" || p.State == "ID" || p.State == "CA") {
@@ -89,10 +114,6 @@ func Q3(events []Event) []Q3Row {
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y Q3Row) int {
-		return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.Name, y.Name),
-			cmp.Compare(x.City, y.City), cmp.Compare(x.State, y.State))
-	})
 	return out
 }
 
@@ -104,6 +125,12 @@ type Q4Row struct{ Category, Final int64 }
 // The average is the SQL AVG of a BIGINT: the sum divided by the count,
 // truncated.
 func Q4(events []Event) []Q4Row {
+	out := q4(events)
+	slices.SortFunc(out, func(x, y Q4Row) int { return cmp.Compare(x.Category, y.Category) })
+	return out
+}
+
+func q4(events []Event) []Q4Row {
 	type auction struct{ id, category int64 }
 	auctions := map[int64][]*Auction{}
 	for _, e := range events {
@@ -132,7 +159,6 @@ func Q4(events []Event) []Q4Row {
 	for c, s := range sum {
 		out = append(out, Q4Row{c, s / n[c]})
 	}
-	slices.SortFunc(out, func(x, y Q4Row) int { return cmp.Compare(x.Category, y.Category) })
 	return out
 }
 

@@ -29,6 +29,14 @@ func Q5(events []Event) []Q5Row { return Q5With(events, WindowSize, WindowHop) }
 // with start <= t < start+size) and returns, for each window, the auctions
 // with the most bids in it, ties included.
 func Q5With(events []Event, size, slide int64) []Q5Row {
+	out := q5With(events, size, slide)
+	slices.SortFunc(out, func(x, y Q5Row) int {
+		return cmp.Or(cmp.Compare(x.WindowStart, y.WindowStart), cmp.Compare(x.Auction, y.Auction))
+	})
+	return out
+}
+
+func q5With(events []Event, size, slide int64) []Q5Row {
 	type key struct{ start, auction int64 }
 	counts := map[key]int64{}
 	for _, b := range bids(events) {
@@ -46,9 +54,6 @@ func Q5With(events []Event, size, slide int64) []Q5Row {
 			out = append(out, Q5Row{k.start, k.start + size, k.auction, n})
 		}
 	}
-	slices.SortFunc(out, func(x, y Q5Row) int {
-		return cmp.Or(cmp.Compare(x.WindowStart, y.WindowStart), cmp.Compare(x.Auction, y.Auction))
-	})
 	return out
 }
 
@@ -72,6 +77,16 @@ func Q7(events []Event) []Q7Row { return Q7With(events, WindowSize) }
 // BETWEEN: a bid at exactly the end, which belongs to the next window,
 // matches too).
 func Q7With(events []Event, size int64) []Q7Row {
+	out := q7With(events, size)
+	slices.SortFunc(out, func(x, y Q7Row) int {
+		return cmp.Or(cmp.Compare(x.WindowEnd, y.WindowEnd), cmp.Compare(x.DateTime, y.DateTime),
+			cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Bidder, y.Bidder),
+			cmp.Compare(x.Price, y.Price), cmp.Compare(x.Extra, y.Extra))
+	})
+	return out
+}
+
+func q7With(events []Event, size int64) []Q7Row {
 	maxPrice := map[int64]int64{} // by window end
 	for _, b := range bids(events) {
 		end := floorDiv(b.DateTime, size)*size + size
@@ -90,11 +105,6 @@ func Q7With(events []Event, size int64) []Q7Row {
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y Q7Row) int {
-		return cmp.Or(cmp.Compare(x.WindowEnd, y.WindowEnd), cmp.Compare(x.DateTime, y.DateTime),
-			cmp.Compare(x.Auction, y.Auction), cmp.Compare(x.Bidder, y.Bidder),
-			cmp.Compare(x.Price, y.Price), cmp.Compare(x.Extra, y.Extra))
-	})
 	return out
 }
 
@@ -113,6 +123,14 @@ func Q8(events []Event) []Q8Row { return Q8With(events, WindowSize) }
 // joined in a tumbling window of size ms in which an auction with them as
 // the seller was opened.
 func Q8With(events []Event, size int64) []Q8Row {
+	out := q8With(events, size)
+	slices.SortFunc(out, func(x, y Q8Row) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.ID, y.ID), cmp.Compare(x.Name, y.Name))
+	})
+	return out
+}
+
+func q8With(events []Event, size int64) []Q8Row {
 	type sold struct{ seller, start int64 }
 	sellers := map[sold]bool{}
 	for _, e := range events {
@@ -131,9 +149,6 @@ func Q8With(events []Event, size int64) []Q8Row {
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y Q8Row) int {
-		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.ID, y.ID), cmp.Compare(x.Name, y.Name))
-	})
 	return out
 }
 
@@ -150,6 +165,14 @@ func Q11(events []Event) []Q11Row { return Q11With(events, SessionGap) }
 // at most gap apart are in one session (windows that touch merge, as in
 // Flink).
 func Q11With(events []Event, gap int64) []Q11Row {
+	out := q11With(events, gap)
+	slices.SortFunc(out, func(x, y Q11Row) int {
+		return cmp.Or(cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Start, y.Start))
+	})
+	return out
+}
+
+func q11With(events []Event, gap int64) []Q11Row {
 	times := map[int64][]int64{}
 	for _, b := range bids(events) {
 		times[b.Bidder] = append(times[b.Bidder], b.DateTime)
@@ -168,8 +191,5 @@ func Q11With(events []Event, gap int64) []Q11Row {
 		}
 		out = append(out, s)
 	}
-	slices.SortFunc(out, func(x, y Q11Row) int {
-		return cmp.Or(cmp.Compare(x.Bidder, y.Bidder), cmp.Compare(x.Start, y.Start))
-	})
 	return out
 }

@@ -1,0 +1,285 @@
+//! nexmark-rust: the flat maps of Nexmark's queries 0, 1 and 2 of
+//! udfs/nexmark (`q0`, `q1`, `q2`) and its `bids`, written with the Rust
+//! SDK: the same output entries, byte for byte, for the same events. Bids in
+//! the generator's layout are read in one pass; other JSON through the SDK's
+//! JSON reader.
+
+use std::cell::RefCell;
+
+use platform_udf::json::{self, Kind};
+use platform_udf::{module, Emitter, Output, Record, Result};
+
+thread_local! {
+    /// The output, reused for every record (emit copies it).
+    static OUT: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(512));
+}
+
+/// A bid's members: the integers, and the strings as written (with their
+/// quotes); `obj` is the whole bid object.
+struct Bid<'a> {
+    auction: i64,
+    bidder: i64,
+    price: i64,
+    date_time: i64,
+    extra: &'a [u8],
+    obj: &'a [u8],
+}
+
+const BID_EVENT: &[u8] = br#"{"event_type":2,"person":null,"auction":null,"bid":"#;
+
+/// The bid of a bid event, `None` for another event.
+fn read_bid(v: &[u8]) -> Result<Option<Bid<'_>>> {
+    if let Some(b) = fast_bid(v) {
+        return Ok(Some(b));
+    }
+    if event_type(v)? != 2 {
+        return Ok(None);
+    }
+    let obj = match json::get(v, &["bid"]) {
+        Some((obj, Kind::Object)) => obj,
+        _ => return Err("an event of event_type 2 without a bid object".into()),
+    };
+    let int = |name: &'static str| json::get_int(obj, &[name]).ok_or_else(|| format!("bid without an integer {name}"));
+    let string = |name: &'static str| match json::get(obj, &[name]) {
+        Some((s, Kind::String)) => Ok(s),
+        _ => Err(format!("bid without a string {name}")),
+    };
+    let (auction, bidder, price) = (int("auction")?, int("bidder")?, int("price")?);
+    string("channel")?;
+    string("url")?;
+    let date_time = int("dateTime")?;
+    Ok(Some(Bid { auction, bidder, price, date_time, extra: string("extra")?, obj }))
+}
+
+/// The event_type of an event: at once when the event starts with it.
+fn event_type(v: &[u8]) -> Result<i64> {
+    const PREFIX: &[u8] = br#"{"event_type":"#;
+    if v.len() > PREFIX.len() + 1 && v.starts_with(PREFIX) && v[PREFIX.len() + 1] == b',' {
+        let c = v[PREFIX.len()];
+        if (b'0'..=b'2').contains(&c) {
+            return Ok((c - b'0') as i64);
+        }
+    }
+    match json::get_int(v, &["event_type"]) {
+        Some(n) if (0..=2).contains(&n) => Ok(n),
+        _ => Err("not a Nexmark event: no event_type 0, 1 or 2".into()),
+    }
+}
+
+/// Reads a bid event in the generator's layout.
+fn fast_bid(v: &[u8]) -> Option<Bid<'_>> {
+    let mut p = Scan { v, i: 0 };
+    p.lit(BID_EVENT)?;
+    let start = p.i;
+    p.lit(br#"{"auction":"#)?;
+    let auction = p.int()?;
+    p.lit(br#","bidder":"#)?;
+    let bidder = p.int()?;
+    p.lit(br#","price":"#)?;
+    let price = p.int()?;
+    p.lit(br#","channel":"#)?;
+    p.string()?;
+    p.lit(br#","url":"#)?;
+    p.string()?;
+    p.lit(br#","dateTime":"#)?;
+    let date_time = p.int()?;
+    p.lit(br#","extra":"#)?;
+    let extra = p.string()?;
+    p.lit(b"}")?;
+    let obj = &v[start..p.i];
+    p.lit(br#","dateTime":"#)?;
+    p.int()?;
+    p.lit(b"}")?;
+    if p.i != v.len() {
+        return None;
+    }
+    Some(Bid { auction, bidder, price, date_time, extra, obj })
+}
+
+/// A scan of the generator's layout.
+struct Scan<'a> {
+    v: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    /// Skips `s`, which must come next. It compares eight bytes at a time:
+    /// memcmp is a byte loop in WebAssembly.
+    fn lit(&mut self, s: &[u8]) -> Option<()> {
+        let v = self.v.get(self.i..self.i + s.len())?;
+        let mut k = 0;
+        while k + 8 <= s.len() {
+            if word(v, k) != word(s, k) {
+                return None;
+            }
+            k += 8;
+        }
+        while k < s.len() {
+            if v[k] != s[k] {
+                return None;
+            }
+            k += 1;
+        }
+        self.i += s.len();
+        Some(())
+    }
+
+    /// An integer of at most 18 digits, without leading zeros.
+    fn int(&mut self) -> Option<i64> {
+        let neg = self.v.get(self.i) == Some(&b'-');
+        if neg {
+            self.i += 1;
+        }
+        let start = self.i;
+        let mut n: i64 = 0;
+        while let Some(&c) = self.v.get(self.i) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            n = n * 10 + (c - b'0') as i64;
+            self.i += 1;
+        }
+        let digits = self.i - start;
+        if digits == 0 || digits > 18 || digits > 1 && self.v[start] == b'0' {
+            return None;
+        }
+        Some(if neg { -n } else { n })
+    }
+
+    /// A string without escapes or control characters, with its quotes.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        if self.v.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let start = self.i;
+        let mut j = start + 1;
+        // Eight bytes at a time while none is a quote, a backslash or a
+        // control character.
+        while j + 8 <= self.v.len() && !special(word(self.v, j)) {
+            j += 8;
+        }
+        let end = self.v[j..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        if self.v[j + end] != b'"' {
+            return None;
+        }
+        self.i = j + end + 1;
+        Some(&self.v[start..self.i])
+    }
+}
+
+/// The eight bytes of `v` at `i` as a little-endian word.
+fn word(v: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(v[i..i + 8].try_into().unwrap())
+}
+
+const ONES: u64 = 0x0101010101010101;
+const HIGHS: u64 = 0x8080808080808080;
+
+/// Whether one of the eight bytes of `x` may be a quote, a backslash or a
+/// control character (never false when one is).
+fn special(x: u64) -> bool {
+    let q = x ^ (b'"' as u64 * ONES);
+    let b = x ^ (b'\\' as u64 * ONES);
+    (x.wrapping_sub(0x20 * ONES) & !x | q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b) & HIGHS != 0
+}
+
+/// Calls `f` with the bid of a bid event and the output buffer, and emits
+/// what `f` wrote unless it wrote nothing.
+fn each_bid(r: &Record, out: &mut Emitter, f: impl FnOnce(&Bid, &mut Vec<u8>)) -> Result<()> {
+    let b = match read_bid(r.value)? {
+        Some(b) => b,
+        None => return Ok(()),
+    };
+    OUT.with(|buf| {
+        let buf = &mut *buf.borrow_mut();
+        buf.clear();
+        f(&b, buf);
+        if !buf.is_empty() {
+            out.emit(Output::new(&buf[..]));
+        }
+    });
+    Ok(())
+}
+
+fn begin(b: &Bid, buf: &mut Vec<u8>, euros: bool) {
+    buf.extend_from_slice(br#"{"auction":"#);
+    json::append_int(buf, b.auction);
+    buf.extend_from_slice(br#","bidder":"#);
+    json::append_int(buf, b.bidder);
+    buf.extend_from_slice(br#","price":"#);
+    if euros {
+        append_decimal3(buf, b.price.wrapping_mul(908));
+    } else {
+        json::append_int(buf, b.price);
+    }
+}
+
+fn end(b: &Bid, buf: &mut Vec<u8>) {
+    buf.extend_from_slice(br#","dateTime":"#);
+    json::append_int(buf, b.date_time);
+    buf.extend_from_slice(br#","extra":"#);
+    buf.extend_from_slice(b.extra);
+    buf.push(b'}');
+}
+
+/// Appends thousandths with three digits after the point.
+fn append_decimal3(buf: &mut Vec<u8>, thousandths: i64) {
+    if thousandths < 0 {
+        buf.push(b'-');
+    }
+    let u = thousandths.unsigned_abs();
+    let mut digits = [0u8; 20];
+    let mut n = u / 1000;
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[i..]);
+    let f = u % 1000;
+    buf.extend_from_slice(&[b'.', b'0' + (f / 100) as u8, b'0' + (f / 10 % 10) as u8, b'0' + (f % 10) as u8]);
+}
+
+fn bids(r: Record, out: &mut Emitter) -> Result<()> {
+    if let Some(b) = read_bid(r.value)? {
+        out.emit(Output::new(b.obj));
+    }
+    Ok(())
+}
+
+fn q0(r: Record, out: &mut Emitter) -> Result<()> {
+    each_bid(&r, out, |b, buf| {
+        begin(b, buf, false);
+        end(b, buf);
+    })
+}
+
+fn q1(r: Record, out: &mut Emitter) -> Result<()> {
+    each_bid(&r, out, |b, buf| {
+        begin(b, buf, true);
+        end(b, buf);
+    })
+}
+
+fn q2(r: Record, out: &mut Emitter) -> Result<()> {
+    each_bid(&r, out, |b, buf| {
+        if b.auction % 123 == 0 {
+            buf.extend_from_slice(br#"{"auction":"#);
+            json::append_int(buf, b.auction);
+            buf.extend_from_slice(br#","price":"#);
+            json::append_int(buf, b.price);
+            buf.push(b'}');
+        }
+    })
+}
+
+module! {
+    "bids" => flat_map(bids),
+    "q0" => flat_map(q0),
+    "q1" => flat_map(q1),
+    "q2" => flat_map(q2),
+}
