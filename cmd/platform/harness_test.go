@@ -215,7 +215,9 @@ func readStream(t *testing.T, js jetstream.JetStream, name, subject string) []je
 	last := uint64(0)
 	var stalled time.Time
 	for uint64(len(msgs)) < want {
-		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(5*time.Second))
+		// No more than are left, so that the last fetch does not wait
+		// for messages that will not come.
+		batch, err := cons.Fetch(int(min(want-uint64(len(msgs)), 1024)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}

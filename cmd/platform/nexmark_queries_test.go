@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/internal/nexmark"
 	"wasmstream.io/platform/internal/wasmbuild"
@@ -72,7 +68,7 @@ func TestNexmarkQueries(t *testing.T) {
 					t.Fatalf("vertex %s: %d UDF errors, %d late records", v.ID, v.UDFErrors, v.LateRecords)
 				}
 			}
-			got, want, err := check(readStream(t, ts, stream), eventsAt[r.rate])
+			got, want, err := check(payloadsOf(ts.read(stream)), eventsAt[r.rate])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,54 +79,6 @@ func TestNexmarkQueries(t *testing.T) {
 			t.Logf("%d rows", len(want))
 		})
 	}
-}
-
-// readStream returns the payloads of every message of a stream, in order,
-// fetching no more than are left so that no fetch waits for more.
-func readStream(t *testing.T, ts *testServer, name string) [][]byte {
-	t.Helper()
-	ctx := context.Background()
-	st, err := ts.js.Stream(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	total := info.State.Msgs
-	if total == 0 {
-		return nil
-	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	last := uint64(0)
-	for uint64(len(out)) < total {
-		batch, err := cons.Fetch(int(min(total-uint64(len(out)), 1024)), jetstream.FetchMaxWait(10*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			md, err := m.Metadata()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if md.Sequence.Stream <= last {
-				continue // delivered again after a gap: see testServer.read
-			}
-			last = md.Sequence.Stream
-			out = append(out, m.Data())
-		}
-		if got == 0 {
-			t.Fatalf("stream %s: read %d of %d messages", name, len(out), total)
-		}
-	}
-	return out
 }
 
 // compareRows compares two lists of rows, each formatted with %+v, in any
