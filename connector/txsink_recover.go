@@ -60,14 +60,26 @@ func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Tim
 			return st, err
 		}
 	}
-	for _, e := range epochs {
-		skip := checked[epochPrefix(e)]
-		st.Skipped += int64(len(skip))
-		st.Published += e.Count - int64(len(skip))
+	var superseded []map[int64]bool
+	if s.kv != nil {
+		// A KV sink writes the last record of each key of all the
+		// epochs only (NewKVTxSink).
+		var err error
+		if superseded, err = supersededKeys(epochs); err != nil {
+			return st, err
+		}
+	}
+	for k, e := range epochs {
+		job := commitJob{e: e, skip: checked[epochPrefix(e)]}
+		if superseded != nil {
+			job.skip, job.compacted = mergeSkips(job.skip, superseded[k]), true
+		}
+		st.Skipped += int64(len(job.skip))
+		st.Published += e.Count - int64(len(job.skip))
 		e.Since = time.Now()
 		s.pending = append(s.pending, e)
 		s.mem += e.memBytes
-		if err := s.enqueue(ctx, commitJob{e: e, skip: skip}); err != nil {
+		if err := s.enqueue(ctx, job); err != nil {
 			return st, err
 		}
 	}

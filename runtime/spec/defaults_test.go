@@ -36,7 +36,7 @@ func TestDefaultTags(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[Job]())
-	if count != 24 {
-		t.Errorf("found %d default tags, want 24", count)
+	if count != 27 {
+		t.Errorf("found %d default tags, want 27", count)
 	}
 }

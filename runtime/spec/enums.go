@@ -15,6 +15,7 @@ var (
 	watermarkStrategies = []string{"bounded_out_of_orderness", "monotonous", "none", "punctuated"}
 	partitions          = []string{"forward", "rebalance", "broadcast"}
 	printFormats        = []string{"text", "json"}
+	objectFormats       = []string{"jsonl"}
 	windowTypes         = []string{"tumbling", "sliding", "session", "count"}
 	builtinAggregates   = append([]string{"count"}, fieldAggregates...)
 	ttlUpdateTypes      = []string{"on_create_and_write", "on_read_and_write"}
@@ -30,6 +31,7 @@ var enums = map[reflect.Type]map[string][]string{
 	reflect.TypeFor[Restart]():      {"strategy": restartStrategies},
 	reflect.TypeFor[Generator]():    {"kind": generatorKinds},
 	reflect.TypeFor[JSSource]():     {"on_gap": onGaps},
+	reflect.TypeFor[ObjectSink]():   {"format": objectFormats},
 	reflect.TypeFor[Watermark]():    {"strategy": watermarkStrategies},
 	reflect.TypeFor[Operator]():     {"partition": partitions},
 	reflect.TypeFor[Sink]():         {"partition": partitions},

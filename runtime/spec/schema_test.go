@@ -168,6 +168,7 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 		{Operator{}, "partition", op("partition: x, map: {module: " + modA + ", function: f}"), "operators[0].partition"},
 		{Sink{}, "partition", "name: j\n" + src + "sinks: [{id: out, input: src, discard: true, partition: x}]\n", "sinks[0].partition"},
 		{PrintSink{}, "format", "name: j\n" + src + "sinks: [{id: out, input: src, print: {format: x}}]\n", "sinks[0].print.format"},
+		{ObjectSink{}, "format", "name: j\ncheckpoint: {interval: 1s}\n" + src + "sinks: [{id: out, input: src, object_store: {bucket: B, format: x}}]\n", "sinks[0].object_store.format"},
 		{Window{}, "type", op("key_by: {field: k}, window: {type: x}, aggregate: {builtin: count}"), "operators[0].window.type"},
 		{Aggregate{}, "builtin", op("key_by: {field: k}, window: {type: tumbling, size: 1m}, aggregate: {builtin: x}"), "operators[0].aggregate.builtin"},
 		{StateTTL{}, "update_type", op("key_by: {field: k}, process: {module: " + modA + ", function: f}, state_ttl: [{state: s, ttl: 1s, update_type: x}]"), "operators[0].state_ttl[0].update_type"},
@@ -280,6 +281,10 @@ sources:
   - id: gen
     generator: {kind: clicks}
     watermark: {strategy: monotonous}
+  - id: ref
+    kv: {bucket: REF}
+  - id: core
+    nats: {subject: "in.>", allow_at_most_once: true}
 operators:
   - id: w
     join:
@@ -293,6 +298,9 @@ operators:
     state_ttl: [{state: s, ttl: 1h}]
 sinks:
   - {id: out, input: p, discard: true}
+  - {id: view, input: ref, kv: {bucket: VIEW}}
+  - {id: fanout, input: core, nats: {subject: out, allow_at_most_once: true}}
+  - {id: files, input: gen, object_store: {bucket: FILES}}
 `
 
 // removedProblem parses doc without the member at path and says what is
