@@ -108,6 +108,8 @@ func (b *builder) source(ctx context.Context, v *plan.Vertex, i int) (connector.
 		return b.generator(ctx, v, i)
 	case s.KV != nil:
 		return b.kvSource(ctx, v, i) // build_connectors.go
+	case s.NATS != nil:
+		return b.natsSource(v)
 	}
 	js := b.j.Env.JetStream
 	cfg := connector.JetStreamSourceConfig{
@@ -195,8 +197,11 @@ func (b *builder) sink(ctx context.Context, t *Task, v *plan.Vertex, i int) (ope
 	if v.Sink.Discard {
 		return operator.Discard{}, nil
 	}
-	if v.Sink.KV != nil {
+	switch {
+	case v.Sink.KV != nil:
 		return b.kvSink(ctx, t, v, i) // build_connectors.go
+	case v.Sink.NATS != nil:
+		return b.natsSink(v)
 	}
 	if b.run != nil && b.run.exactlyOnce {
 		return b.txSink(ctx, t, v, i)

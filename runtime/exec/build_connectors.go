@@ -107,3 +107,29 @@ func (c *kvCheck) Advance(ctx context.Context, wm int64) error { return c.next.A
 func (c *kvCheck) Tick(ctx context.Context, now int64) error   { return c.next.Tick(ctx, now) }
 func (c *kvCheck) Finish(ctx context.Context) error            { return c.next.Finish(ctx) }
 func (c *kvCheck) Close(ctx context.Context) error             { return c.next.Close(ctx) }
+
+// natsSource builds a subtask of the core NATS source v. Its subtasks
+// subscribe in the spec's queue group, or, with more than one and none
+// named, in one of their own (<job>.<source>), so that each message reaches
+// one of them.
+func (b *builder) natsSource(v *plan.Vertex) (connector.Source, error) {
+	n := v.Source.NATS
+	queue := n.Queue
+	if queue == "" && v.Parallelism > 1 {
+		queue = b.j.ID + "." + v.ID
+	}
+	src, err := connector.NewNATSSource(b.j.Env.JetStream.Conn(), connector.NATSSourceConfig{Subject: n.Subject, Queue: queue})
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+// natsSink builds a subtask of the core NATS sink v.
+func (b *builder) natsSink(v *plan.Vertex) (operator.Stage, error) {
+	sink, err := connector.NewNATSSink(b.j.Env.JetStream.Conn(), v.Sink.NATS.Subject)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", v.ID, err)
+	}
+	return &sinkStage{sink: sink}, nil
+}
