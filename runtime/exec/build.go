@@ -202,6 +202,8 @@ func (b *builder) sink(ctx context.Context, t *Task, v *plan.Vertex, i int) (ope
 		return b.kvSink(ctx, t, v, i) // build_connectors.go
 	case v.Sink.NATS != nil:
 		return b.natsSink(v)
+	case v.Sink.ObjectStore != nil:
+		return b.objectSink(ctx, t, v, i)
 	}
 	if b.run != nil && b.run.exactlyOnce {
 		return b.txSink(ctx, t, v, i)
