@@ -145,3 +145,52 @@ sinks: [{id: view, input: up, kv: {bucket: VIEW}}]
 		t.Fatalf("job %s: %s; want it failed on the key", info.State, info.Failure)
 	}
 }
+
+// Under on_udf_error: dead_letter a record whose key is no KV key goes to
+// the dead-letter subject with the error, the others to the bucket.
+func TestKVSinkBadKeyDeadLettered(t *testing.T) {
+	m, js := newJetStreamManager(t)
+	ctx := context.Background()
+	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "upper-wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []jetstream.StreamConfig{{Name: "IN", Subjects: []string{"in"}}, {Name: "DLQ", Subjects: []string{"dlq"}}} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createBucket(t, js, "VIEW")
+	want := map[string]string{}
+	publishKeyed(t, js, "in", 0, 6, 2, want)
+	if _, err := js.Publish(ctx, "in", []byte(`{"k":"","v":9}`)); err != nil {
+		t.Fatal(err)
+	}
+	runJob(t, m, fmt.Sprintf(`
+name: dlq
+checkpoint: {interval: 50ms}
+on_udf_error: dead_letter
+dead_letter_subject: dlq
+sources: [{id: in, jetstream: {stream: IN, bounded: true}}]
+operators: [{id: up, input: in, key_by: {field: k}, map: {module: %s, function: upper}}]
+sinks: [{id: view, input: up, kv: {bucket: VIEW}}]
+`, mod.ID))
+	if got := kvValues(t, js, "VIEW"); !maps.Equal(got, want) {
+		t.Fatalf("bucket %v, want %v", got, want)
+	}
+	st, err := js.Stream(ctx, "DLQ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := st.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(msg.Data) != `{"K":"","V":9}` || !strings.Contains(msg.Header.Get("Platform-Error"), `key "" is not a KV key`) ||
+		msg.Header.Get("Platform-Operator") != "view" {
+		t.Fatalf("dead letter %q %v", msg.Data, msg.Header)
+	}
+	if info, err := st.Info(ctx); err != nil || info.State.Msgs != 1 {
+		t.Fatalf("dead letters: %v %v, want 1", info.State.Msgs, err)
+	}
+}
