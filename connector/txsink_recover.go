@@ -21,7 +21,8 @@ type RecoverStats struct {
 	Epochs int
 	// Published messages were sent again (JetStream drops those it already
 	// has within its duplicate window); Skipped were found stored by
-	// reading the stream back and not sent.
+	// reading the stream back, or, for a KV sink, superseded by a later
+	// write of their key, and not sent.
 	Published, Skipped int64
 	// ReadBack: some epoch's commit may have started longer ago than the
 	// duplicate window, so the stream was read back.
