@@ -12,10 +12,10 @@ var (
 	restartStrategies   = []string{"none", "fixed_delay", "exponential"}
 	generatorKinds      = []string{"sequence", "clicks", "text", "nexmark"}
 	onGaps              = []string{"fail", "skip"}
+	objectFormats       = []string{"jsonl"}
 	watermarkStrategies = []string{"bounded_out_of_orderness", "monotonous", "none", "punctuated"}
 	partitions          = []string{"forward", "rebalance", "broadcast"}
 	printFormats        = []string{"text", "json"}
-	objectFormats       = []string{"jsonl"}
 	windowTypes         = []string{"tumbling", "sliding", "session", "count"}
 	builtinAggregates   = append([]string{"count"}, fieldAggregates...)
 	ttlUpdateTypes      = []string{"on_create_and_write", "on_read_and_write"}
