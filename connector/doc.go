@@ -1,7 +1,8 @@
 // Package connector owns the platform's NATS connectivity: the embedded NATS
 // server with JetStream, client connections, and the sources and sinks that
 // move records between jobs and the outside world (JetStream sources and
-// sinks, and the generator source for demos and benchmarks).
+// sinks, KV bucket sources and sinks, core NATS sources and sinks, the
+// object store sink, and the generator source for demos and benchmarks).
 //
 // # Delivery guarantee
 //
@@ -16,6 +17,16 @@
 // checkpoint completed; Recover publishes restored epochs again, relying on
 // JetStream's de-duplication within the stream's duplicate window and
 // reading the stored ids back beyond it.
+//
+// A KV source (NewKVSource) is a JetStream source over a bucket's stream,
+// positioned in the same way. A KV sink is at least once (KVSink) or, as a
+// TxSink whose records go to their keys' subjects (NewKVTxSink), exactly
+// once: each commit writes only the last record of each key, which keeps a
+// replay exact with buckets that keep one value per key. An ObjectSink
+// stages parts as a TxSink stages epochs and writes each as one object when
+// its checkpoint completes, under a name fixed when it was sealed, keeping
+// an object already written whole. Core NATS (NATSSource, NATSSink) is at
+// most once: no positions, no acknowledgements.
 //
 // In cluster mode a job may move to another worker while the old one still
 // runs. Each sink subtask's new owner then takes its fence (TakeFence), a
@@ -35,7 +46,10 @@
 // them; neither is safe for concurrent use. A JetStreamSource starts one
 // goroutine per subject filter it reads, which moves messages from the
 // filter's ordered consumer into a bounded queue that Fetch drains; Close
-// stops them and waits until they have returned. The generator starts no
+// stops them and waits until they have returned. A NATSSource's messages
+// come through a channel the NATS client fills. An ObjectSink's commit
+// starts one goroutine per object, encoding it into the put, and waits for
+// it. The generator starts no
 // goroutines. A JetStreamSink counts the acknowledgements of its publishes
 // on a subscription of its own, whose handler the NATS client runs; Close
 // ends it. A TxSink starts its committer, which publishes sealed epochs

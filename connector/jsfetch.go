@@ -96,19 +96,28 @@ func (s *JetStreamSource) deliver(b *abi.Batch, d delivery) (bool, error) {
 		s.finish(f)
 		return false, nil
 	}
-	if gap := s.checkGap(f, seq); gap != nil {
-		if s.onGap != GapSkip {
-			s.err = gap
-			return false, s.err
+	var record bool
+	ts := time.Unix(0, meta.nanos).UnixMilli()
+	if s.kv != nil {
+		// A KV bucket drops superseded values: no gap (kvsource.go).
+		record = s.kv.append(b, d.msg, ts)
+	} else {
+		if gap := s.checkGap(f, seq); gap != nil {
+			if s.onGap != GapSkip {
+				s.err = gap
+				return false, s.err
+			}
+			if s.gapFn != nil {
+				s.gapFn(gap)
+			}
 		}
-		if s.gapFn != nil {
-			s.gapFn(gap)
+		// A fence of a sink writing to the stream (TakeFence) is no record.
+		record = !strings.HasPrefix(d.msg.Subject(), fencePrefix)
+		if record {
+			s.scratch.append(b, d.msg.Data(), ts, d.msg.Headers())
 		}
 	}
-	// A fence of a sink writing to the stream (TakeFence) is no record.
-	record := !strings.HasPrefix(d.msg.Subject(), fencePrefix)
 	if record {
-		s.scratch.append(b, d.msg.Data(), time.Unix(0, meta.nanos).UnixMilli(), d.msg.Headers())
 		s.splits = append(s.splits, int32(d.filter))
 	}
 	f.pos = seq

@@ -59,6 +59,9 @@ type JetStreamSource struct {
 	scratch recordScratch
 	// splits is the filter index of each record the last Fetch appended.
 	splits []int32
+	// kv, for a source of a KV bucket (NewKVSource), makes records of
+	// the bucket's entries; nil for a stream's messages.
+	kv *kvRecords
 }
 
 // filterReader is one subject filter of a source. Its fields other than it
@@ -107,6 +110,12 @@ const (
 // matching it now; a filter with no messages, or resumed at or after its
 // end, has nothing to read.
 func NewJetStreamSource(ctx context.Context, js jetstream.JetStream, cfg JetStreamSourceConfig) (*JetStreamSource, error) {
+	return newJetStreamSource(ctx, js, cfg, nil)
+}
+
+// newJetStreamSource is NewJetStreamSource, reading a KV bucket's entries
+// when kv is set.
+func newJetStreamSource(ctx context.Context, js jetstream.JetStream, cfg JetStreamSourceConfig, kv *kvRecords) (*JetStreamSource, error) {
 	if err := checkSubtask(cfg.Subtask, cfg.Parallelism); err != nil {
 		return nil, fmt.Errorf("connector: source on stream %q: %w", cfg.Stream, err)
 	}
@@ -131,6 +140,7 @@ func NewJetStreamSource(ctx context.Context, js jetstream.JetStream, cfg JetStre
 		done:    make(chan struct{}),
 		js:      js,
 		timer:   time.NewTimer(time.Hour),
+		kv:      kv,
 	}
 	s.timer.Stop()
 	for _, name := range SubtaskFilters(names, cfg.Subtask, cfg.Parallelism) {
@@ -162,12 +172,27 @@ func (s *JetStreamSource) openFilter(ctx context.Context, st jetstream.Stream, f
 			f.done = true
 			return nil
 		}
+		if s.kv != nil && f.pos > 0 {
+			if err := s.kv.extendEnd(ctx, st, f); err != nil {
+				return err
+			}
+		}
 	}
 	occ := jetstream.OrderedConsumerConfig{MaxResetAttempts: maxResetAttempts}
 	if f.name != wholeStream {
 		occ.FilterSubjects = []string{f.name}
 	}
-	if f.pos > 0 {
+	switch {
+	case s.kv != nil && f.pos == 0:
+		// A bucket's current entries first: the last message of each
+		// key, then every later one (kvsource.go).
+		occ.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
+	case s.kv != nil:
+		// Messages removed after the position were superseded by a
+		// later one of their key, which is still to come: no gap.
+		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		occ.OptStartSeq = f.pos + 1
+	case f.pos > 0:
 		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		occ.OptStartSeq = f.pos + 1
 		if err := watchResume(ctx, st, f); err != nil {
@@ -255,6 +280,10 @@ func (s *JetStreamSource) Positions() map[string]uint64 {
 	m := make(map[string]uint64, len(s.filters))
 	for _, f := range s.filters {
 		m[f.name] = f.pos
+		if s.kv != nil && s.bounded {
+			// A bounded KV source's end moves on a restore (NewKVSource).
+			m[f.name+kvEndSuffix] = f.end
+		}
 	}
 	return m
 }

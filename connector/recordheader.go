@@ -44,6 +44,20 @@ type recordHeaders struct {
 	ts    [20]byte
 	ids   bool
 	batch bool
+	// subject, when set (route), is where header writes the subject of
+	// each record's message: subjectPrefix and the record's key.
+	subject       *string
+	subjectPrefix string
+	subjectBuf    []byte
+}
+
+// route makes header set *subject, the subject of the message it builds
+// the header of, to prefix and the record's key: the publishers of a sink
+// whose subject is per record (a KV sink, "$KV.<bucket>." and the key) pass
+// their message's Subject. It aliases a buffer header rewrites for the
+// next record, as the header values do.
+func (h *recordHeaders) route(subject *string, prefix string) {
+	h.subject, h.subjectPrefix = subject, prefix
 }
 
 // init makes the headers in place: the plain header's values are slices of
@@ -95,6 +109,10 @@ func (h *recordHeaders) header(r *abi.Record, id []byte) nats.Header {
 	h.vals[valKey] = aliasString(r.Key)
 	h.vals[valID] = aliasString(id)
 	h.vals[valTimestamp] = aliasString(strconv.AppendInt(h.ts[:0], r.Timestamp, 10))
+	if h.subject != nil {
+		h.subjectBuf = append(append(h.subjectBuf[:0], h.subjectPrefix...), r.Key...)
+		*h.subject = aliasString(h.subjectBuf)
+	}
 	return hd
 }
 

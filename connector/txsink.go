@@ -105,12 +105,20 @@ type TxSink struct {
 	outstanding int
 	changed     chan struct{}
 	err         error
+
+	// kv, for a KV sink (NewKVTxSink), writes each record to its key's
+	// subject, and only the last record of each key (txsink_kv.go).
+	kv *kvTarget
+	// staging holds the records Write stages for a KV sink.
+	staging kvMessages
 }
 
-// commitJob is an epoch to publish, skipping the indexes found stored.
+// commitJob is an epoch to publish, skipping the indexes found stored (and,
+// compacted, those a later record of the same key supersedes).
 type commitJob struct {
-	e    *Epoch
-	skip map[int64]bool
+	e         *Epoch
+	skip      map[int64]bool
+	compacted bool
 }
 
 // NewTxSink checks that a stream captures cfg.Subject and returns the sink
@@ -119,13 +127,28 @@ func NewTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig) (*
 	if cfg.Subject == "" || strings.ContainsAny(cfg.Subject, "*> \t\r\n") {
 		return nil, fmt.Errorf("connector: sink subject %q: must be a literal subject", cfg.Subject)
 	}
+	return buildTxSink(ctx, js, cfg, nil)
+}
+
+// buildTxSink is NewTxSink, for the keys of a KV bucket when kv is set (and
+// cfg.Subject the filter of all of them).
+func buildTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig, kv *kvTarget) (*TxSink, error) {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
 	}
 	if cfg.Budget <= 0 {
 		cfg.Budget = DefaultTxBudget
 	}
-	stream, scfg, err := sinkStream(ctx, js, cfg.Subject)
+	var (
+		stream string
+		scfg   jetstream.StreamConfig
+		err    error
+	)
+	if kv != nil {
+		stream, scfg, err = kv.stream(ctx, js)
+	} else {
+		stream, scfg, err = sinkStream(ctx, js, cfg.Subject)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -144,13 +167,16 @@ func NewTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig) (*
 	if err != nil {
 		return nil, err
 	}
+	if kv != nil {
+		kv.route(pub, batches)
+	}
 	runCtx, stop := context.WithCancel(context.Background())
 	s := &TxSink{
 		js: js, subject: cfg.Subject, stream: stream, window: scfg.Duplicates, prefix: cfg.Prefix,
 		pub: pub, batches: batches, backoff: batchBackoff,
 		budget: cfg.Budget, dir: cfg.SpillDir, open: newEpoch(cfg.Prefix),
 		queue: make(chan commitJob, 64), stop: stop, runCtx: runCtx, done: make(chan struct{}),
-		changed: make(chan struct{}),
+		changed: make(chan struct{}), kv: kv,
 	}
 	go s.commitLoop(cfg.MaxInFlight)
 	return s, nil
@@ -187,6 +213,12 @@ func (s *TxSink) Write(_ context.Context, recs []abi.Record) error {
 	}
 	if err := s.poll(); err != nil {
 		return err
+	}
+	if s.kv != nil {
+		var err error
+		if recs, err = s.staging.of(recs); err != nil {
+			return err
+		}
 	}
 	for i := range recs {
 		if err := validRecord(s.subject, &recs[i]); err != nil {

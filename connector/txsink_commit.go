@@ -27,6 +27,9 @@ func (s *TxSink) commitLoop(maxInFlight int) {
 			return
 		}
 		err := s.err0()
+		if err == nil {
+			err = s.compact(&job) // txsink_kv.go
+		}
 		switch {
 		case err != nil:
 		case s.batches != nil:

@@ -21,7 +21,8 @@ type RecoverStats struct {
 	Epochs int
 	// Published messages were sent again (JetStream drops those it already
 	// has within its duplicate window); Skipped were found stored by
-	// reading the stream back and not sent.
+	// reading the stream back, or, for a KV sink, superseded by a later
+	// write of their key, and not sent.
 	Published, Skipped int64
 	// ReadBack: some epoch's commit may have started longer ago than the
 	// duplicate window, so the stream was read back.
@@ -60,14 +61,26 @@ func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Tim
 			return st, err
 		}
 	}
-	for _, e := range epochs {
-		skip := checked[epochPrefix(e)]
-		st.Skipped += int64(len(skip))
-		st.Published += e.Count - int64(len(skip))
+	var superseded []map[int64]bool
+	if s.kv != nil {
+		// A KV sink writes the last record of each key of all the
+		// epochs only (NewKVTxSink).
+		var err error
+		if superseded, err = supersededKeys(epochs); err != nil {
+			return st, err
+		}
+	}
+	for k, e := range epochs {
+		job := commitJob{e: e, skip: checked[epochPrefix(e)]}
+		if superseded != nil {
+			job.skip, job.compacted = mergeSkips(job.skip, superseded[k]), true
+		}
+		st.Skipped += int64(len(job.skip))
+		st.Published += e.Count - int64(len(job.skip))
 		e.Since = time.Now()
 		s.pending = append(s.pending, e)
 		s.mem += e.memBytes
-		if err := s.enqueue(ctx, commitJob{e: e, skip: skip}); err != nil {
+		if err := s.enqueue(ctx, job); err != nil {
 			return st, err
 		}
 	}

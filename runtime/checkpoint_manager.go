@@ -74,8 +74,11 @@ func (m *Manager) checkpointWarnings(ctx context.Context, p *plan.Plan) []string
 		}
 	}
 	for i, s := range p.Job.Sinks {
-		if s.JetStream != nil {
+		switch {
+		case s.JetStream != nil:
 			check(fmt.Sprintf("sinks[%d]", i), s.JetStream.Subject)
+		case s.KV != nil:
+			check(fmt.Sprintf("sinks[%d]", i), connector.KVFilter(s.KV.Bucket, ""))
 		}
 	}
 	// Dead letters are committed like a sink's output (exec's txDeadLetters).

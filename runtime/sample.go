@@ -76,8 +76,10 @@ func (m *Manager) Sample(ctx context.Context, id, sink string, n int) (Sample, e
 		for _, msg := range msgs {
 			out.Records = append(out.Records, SampleRecord{Key: string(msg.Key), Value: string(msg.Value), Timestamp: msg.Timestamp, Sequence: msg.Sequence})
 		}
-	default:
+	case s.Discard:
 		return Sample{}, fmt.Errorf("job %s sink %s: %w: it discards its records", id, s.ID, ErrBadSample)
+	default:
+		return Sample{}, fmt.Errorf("job %s sink %s: %w: only print and jetstream sinks have samples; read what it wrote with a NATS client", id, s.ID, ErrBadSample)
 	}
 	return out, nil
 }

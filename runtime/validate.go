@@ -59,7 +59,7 @@ func (m *Manager) ValidateJob(ctx context.Context, data []byte, from string, all
 // check is what a submission checks before it makes the job: the spec
 // parses and validates, the module names it uses have versions, its
 // functions are in the uploaded modules with the right kinds, the streams
-// it reads and writes exist, the streams it reads can be read again after a
+// and buckets it reads and writes exist, the streams it reads can be read again after a
 // restart, and the savepoint it starts from fits. It only
 // reads. Module names resolve to ids before the plan is built (pinned ones
 // as a resumed job recorded them); refs says what each resolved to. An
@@ -78,6 +78,9 @@ func (m *Manager) check(ctx context.Context, data []byte, from string, allowNonR
 	}
 	if err == nil {
 		err = m.checkConnectors(ctx, p)
+	}
+	if err == nil {
+		err = m.checkBuckets(ctx, p) // validate_buckets.go
 	}
 	if err == nil {
 		err = m.checkSourceRetention(ctx, p) // validate_streams.go

@@ -103,8 +103,13 @@ func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*Task, error
 
 func (b *builder) source(ctx context.Context, v *plan.Vertex, i int) (connector.Source, error) {
 	s := v.Source
-	if s.Generator != nil {
+	switch {
+	case s.Generator != nil:
 		return b.generator(ctx, v, i)
+	case s.KV != nil:
+		return b.kvSource(ctx, v, i) // build_connectors.go
+	case s.NATS != nil:
+		return b.natsSource(v)
 	}
 	js := b.j.Env.JetStream
 	cfg := connector.JetStreamSourceConfig{
@@ -192,6 +197,14 @@ func (b *builder) sink(ctx context.Context, t *Task, v *plan.Vertex, i int) (ope
 	if v.Sink.Discard {
 		return operator.Discard{}, nil
 	}
+	switch {
+	case v.Sink.KV != nil:
+		return b.kvSink(ctx, t, v, i) // build_connectors.go
+	case v.Sink.NATS != nil:
+		return b.natsSink(v)
+	case v.Sink.ObjectStore != nil:
+		return b.objectSink(ctx, t, v, i)
+	}
 	if b.run != nil && b.run.exactlyOnce {
 		return b.txSink(ctx, t, v, i)
 	}
@@ -238,9 +251,10 @@ func (b *builder) outputs(ctx context.Context, t *Task, v *plan.Vertex, i int) (
 		var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.Ship == plan.ShipBroadcast, channels: e.To.Parallelism}
 		if e.Ship == plan.ShipHash {
 			policy := b.policy(t, e.To.ID, b.j.Counters[v.ID][i])
-			if e.KeyFn != nil {
+			switch {
+			case e.KeyFn != nil:
 				s = b.wasmStage(t, e.To.ID, i, e.KeyFn, abi.KindKey, policy, s)
-			} else {
+			case e.KeyField != "":
 				s = record.KeyField(e.KeyField, policy, s)
 			}
 		}

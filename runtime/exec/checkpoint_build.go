@@ -101,6 +101,13 @@ func (b *builder) txSink(ctx context.Context, t *Task, v *plan.Vertex, i int) (o
 	if err != nil {
 		return nil, err
 	}
+	return b.stagedSink(ctx, t, v, i, sink)
+}
+
+// stagedSink makes subtask i of the transactional sink v part of its task's
+// checkpoints, committing the epochs the restored checkpoint holds before
+// the task starts.
+func (b *builder) stagedSink(ctx context.Context, t *Task, v *plan.Vertex, i int, sink *connector.TxSink) (operator.Stage, error) {
 	s := &txSinkStage{name: blobName(blobSink, v.ID, i), sink: sink}
 	t.cp.add(s)
 	if b.restore == nil {

@@ -23,9 +23,13 @@ func (p *wmPart) snapshot(context.Context, int64) ([]operator.Blob, error) {
 
 // sourceSplitNames names the splits subtask i of source v reads, in the
 // order its source numbers them (connector.SubtaskFilters; the whole stream
-// is one unnamed filter); a generator has one unnamed split.
+// is one unnamed filter, and so is a KV source's one filter, read by
+// subtask 0); a generator has one unnamed split.
 func sourceSplitNames(v *plan.Vertex, i int) []string {
 	js := v.Source.JetStream
+	if v.Source.KV != nil {
+		return connector.SubtaskFilters([]string{""}, i, v.Parallelism)
+	}
 	if js == nil {
 		return []string{""}
 	}

@@ -57,7 +57,10 @@ var (
 	descLate = prometheus.NewDesc("platform_vertex_late_records_total",
 		"Records a window or join vertex received too late for every window or interval they belong to (dropped, or sent to late_output).", taskLabels, nil)
 	descSourceLag = prometheus.NewDesc("platform_source_lag_messages",
-		"Messages of the source subtask's JetStream subjects not yet delivered, as JetStream's pending count reports them.", taskLabels, nil)
+		"Messages of the source subtask's JetStream subjects (or KV bucket keys) not yet delivered, as JetStream's pending count reports them; "+
+			"for a core NATS source, the messages received and not yet taken.", taskLabels, nil)
+	descSourceDropped = prometheus.NewDesc("platform_source_dropped_total",
+		"Messages the NATS client dropped for a core NATS source subtask that fell too far behind (at most once: they are lost).", taskLabels, nil)
 	descStateBytes = prometheus.NewDesc("platform_state_bytes",
 		"Bytes the operator subtask's keyed state holds reserved from the job's keyed state budget (0 for the pebble backend).", taskLabels, nil)
 
@@ -78,7 +81,7 @@ func DescribeMetrics(ch chan<- *prometheus.Desc) {
 		descTaskBusy, descTaskIdle, descTaskBackpressured,
 		descBytesIn, descBytesOut, descBuffersOut, descInPool, descOutPool, descExclusive, descFloating, descQueued,
 		descRecordsIn, descRecordsOut, descUDFErrors, descSkipped, descDeadLettered,
-		descLate, descSourceLag, descSourceGaps, descStateBytes, descUDFCall, descUDFTraps, descUDFInstances, descUDFMemory,
+		descLate, descSourceLag, descSourceDropped, descSourceGaps, descStateBytes, descUDFCall, descUDFTraps, descUDFInstances, descUDFMemory,
 	} {
 		ch <- d
 	}
@@ -114,6 +117,9 @@ func CollectMetrics(ch chan<- prometheus.Metric, j *Job, tasks []*Task) {
 		}
 		if src, ok := t.source.(interface{ Lag() int64 }); ok {
 			gauge(descSourceLag, float64(src.Lag()), l...)
+		}
+		if src, ok := t.source.(interface{ Dropped() int64 }); ok {
+			counter(descSourceDropped, float64(src.Dropped()), l...)
 		}
 		for _, p := range t.stats.pools {
 			ul := []string{j.ID, j.Plan.Job.Name, p.vertex, strconv.Itoa(t.subtask), p.function}

@@ -76,7 +76,8 @@ type Func struct {
 type Edge struct {
 	From, To *Vertex
 	Ship     Shipping
-	// KeyField and KeyFn select the key before hash shipping.
+	// KeyField and KeyFn select the key before hash shipping; with
+	// neither, records keep the keys they have (a kv sink's input).
 	KeyField string
 	KeyFn    *Func
 	// Late carries a window operator's late records to its late_output
@@ -208,13 +209,14 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 	}
 	for i := range j.Sinks {
 		s := &j.Sinks[i]
+		keyBy := sinkKeys(s)
 		if s.Input != "" {
-			connect(p.byID[s.Input], p.byID[s.ID], nil, s.Partition, fmt.Sprintf("sinks[%d]", i))
+			connect(p.byID[s.Input], p.byID[s.ID], keyBy, s.Partition, fmt.Sprintf("sinks[%d]", i))
 			continue
 		}
 		for k := range j.Operators {
 			if o := &j.Operators[k]; o.LateOutput == s.ID {
-				connect(p.byID[o.ID], p.byID[s.ID], nil, s.Partition, fmt.Sprintf("sinks[%d]", i)).Late = true
+				connect(p.byID[o.ID], p.byID[s.ID], keyBy, s.Partition, fmt.Sprintf("sinks[%d]", i)).Late = true
 			}
 		}
 	}
@@ -230,6 +232,15 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidJob, joinPaths(problems))
 	}
 	return p, nil
+}
+
+// sinkKeys is how a sink's input is keyed: a kv sink's by the records' own
+// keys, so that one subtask writes each key, in order; nil for the others.
+func sinkKeys(s *spec.Sink) *spec.KeyBy {
+	if s.KV != nil {
+		return &spec.KeyBy{}
+	}
+	return nil
 }
 
 // functionList names a module's functions for messages.

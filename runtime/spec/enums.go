@@ -12,6 +12,7 @@ var (
 	restartStrategies   = []string{"none", "fixed_delay", "exponential"}
 	generatorKinds      = []string{"sequence", "clicks", "text", "nexmark"}
 	onGaps              = []string{"fail", "skip"}
+	objectFormats       = []string{"jsonl"}
 	watermarkStrategies = []string{"bounded_out_of_orderness", "monotonous", "none", "punctuated"}
 	partitions          = []string{"forward", "rebalance", "broadcast"}
 	printFormats        = []string{"text", "json"}
@@ -32,6 +33,7 @@ var enums = map[reflect.Type]map[string][]string{
 	reflect.TypeFor[Restart]():      {"strategy": restartStrategies},
 	reflect.TypeFor[Generator]():    {"kind": generatorKinds},
 	reflect.TypeFor[JSSource]():     {"on_gap": onGaps},
+	reflect.TypeFor[ObjectSink]():   {"format": objectFormats},
 	reflect.TypeFor[Watermark]():    {"strategy": watermarkStrategies},
 	reflect.TypeFor[Operator]():     {"partition": partitions},
 	reflect.TypeFor[Sink]():         {"partition": partitions},

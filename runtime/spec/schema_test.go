@@ -164,6 +164,7 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 		{Restart{}, "strategy", job("restart: {strategy: x}\n"), "restart.strategy"},
 		{Generator{}, "kind", "name: j\nsources: [{id: src, generator: {kind: x}}]\n" + out, "sources[0].generator.kind"},
 		{JSSource{}, "on_gap", "name: j\nsources: [{id: src, jetstream: {stream: S, on_gap: x}}]\n" + out, "sources[0].jetstream.on_gap"},
+		{ObjectSink{}, "format", "name: j\ncheckpoint: {interval: 1s}\n" + src + "sinks: [{id: out, input: src, object_store: {bucket: B, format: x}}]\n", "sinks[0].object_store.format"},
 		{Watermark{}, "strategy", "name: j\nsources: [{id: src, generator: {kind: sequence}, watermark: {strategy: x}}]\n" + out, "sources[0].watermark.strategy"},
 		{Operator{}, "partition", op("partition: x, map: {module: " + modA + ", function: f}"), "operators[0].partition"},
 		{Sink{}, "partition", "name: j\n" + src + "sinks: [{id: out, input: src, discard: true, partition: x}]\n", "sinks[0].partition"},
@@ -282,6 +283,10 @@ sources:
   - id: gen
     generator: {kind: clicks}
     watermark: {strategy: monotonous}
+  - id: ref
+    kv: {bucket: REF}
+  - id: core
+    nats: {subject: "in.>", allow_at_most_once: true}
 operators:
   - id: w
     join:
@@ -305,6 +310,9 @@ operators:
     state_ttl: [{state: s, ttl: 1h}]
 sinks:
   - {id: out, input: p, discard: true}
+  - {id: view, input: ref, kv: {bucket: VIEW}}
+  - {id: fanout, input: core, nats: {subject: out, allow_at_most_once: true}}
+  - {id: files, input: gen, object_store: {bucket: FILES}}
 `
 
 // removedProblem parses doc without the member at path and says what is

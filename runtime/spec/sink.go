@@ -9,8 +9,11 @@ type Sink struct {
 	Parallelism int `json:"parallelism"`
 	// Partition overrides how records reach the sink from its input
 	// (forward | rebalance | broadcast).
-	Partition string  `json:"partition,omitempty"`
-	JetStream *JSSink `json:"jetstream,omitempty"`
+	Partition   string      `json:"partition,omitempty"`
+	JetStream   *JSSink     `json:"jetstream,omitempty"`
+	KV          *KVSink     `json:"kv,omitempty"`
+	NATS        *NATSSink   `json:"nats,omitempty"`
+	ObjectStore *ObjectSink `json:"object_store,omitempty"`
 	// Discard counts the records and drops them (benchmarks and tests).
 	Discard bool `json:"discard,omitempty"`
 	// Print writes each record to the platform's log and keeps the last

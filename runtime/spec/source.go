@@ -1,14 +1,17 @@
 package spec
 
-// Source is one input of the job. Exactly one of JetStream and Generator is set.
+// Source is one input of the job. Exactly one of JetStream, Generator, KV
+// and NATS is set.
 type Source struct {
 	ID string `json:"id" required:"true"`
 	// Parallelism defaults to the job's.
-	Parallelism int        `json:"parallelism"`
-	JetStream   *JSSource  `json:"jetstream,omitempty"`
-	Generator   *Generator `json:"generator,omitempty"`
-	Timestamp   *Timestamp `json:"timestamp,omitempty"`
-	Watermark   *Watermark `json:"watermark,omitempty"`
+	Parallelism int         `json:"parallelism"`
+	JetStream   *JSSource   `json:"jetstream,omitempty"`
+	Generator   *Generator  `json:"generator,omitempty"`
+	KV          *KVSource   `json:"kv,omitempty"`
+	NATS        *NATSSource `json:"nats,omitempty"`
+	Timestamp   *Timestamp  `json:"timestamp,omitempty"`
+	Watermark   *Watermark  `json:"watermark,omitempty"`
 }
 
 // JSSource reads a JetStream stream.

@@ -77,12 +77,13 @@ func (v *validator) input(path, id string) {
 
 func (v *validator) source(p string, s *Source) {
 	v.parallelism(p+".parallelism", s.Parallelism)
-	switch {
-	case s.JetStream != nil && s.Generator != nil:
-		v.fail(p, "set jetstream or generator, not both")
-	case s.JetStream == nil && s.Generator == nil:
-		v.fail(p, "set jetstream or generator")
+	switch n := countSet(s.JetStream != nil, s.Generator != nil, s.KV != nil, s.NATS != nil); {
+	case n > 1:
+		v.fail(p, "set one of jetstream, generator, kv or nats, not several")
+	case n == 0:
+		v.fail(p, "set jetstream, generator, kv or nats")
 	}
+	v.connectorSource(p, s) // validate_connectors.go
 	if js := s.JetStream; js != nil {
 		if msg := streamProblem(js.Stream); msg != "" {
 			v.fail(p+".jetstream.stream", "%s", msg)
@@ -160,12 +161,13 @@ func (v *validator) sinks() {
 		if s.Partition != "" {
 			v.partition(p+".partition", s.Partition, s.Input, s.Parallelism)
 		}
-		switch n := countSet(s.JetStream != nil, s.Discard, s.Print != nil); {
+		switch n := countSet(s.JetStream != nil, s.Discard, s.Print != nil, s.KV != nil, s.NATS != nil, s.ObjectStore != nil); {
 		case n > 1:
-			v.fail(p, "set one of jetstream, print or discard, not several")
+			v.fail(p, "set one of jetstream, kv, nats, object_store, print or discard, not several")
 		case n == 0:
-			v.fail(p, "set jetstream, print or discard")
+			v.fail(p, "set jetstream, kv, nats, object_store, print or discard")
 		}
+		v.connectorSink(p, s) // validate_connectors.go
 		if pr := s.Print; pr != nil {
 			v.oneOf(p+".print.format", pr.Format, printFormats...)
 			if pr.Keep < 0 || pr.Keep > MaxPrintKeep {
