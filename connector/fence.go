@@ -34,11 +34,13 @@ const (
 
 // Fence is the fencing token of a sink subtask in cluster mode: the fence
 // message its owner wrote on the subtask's fence subject, in the sink's own
-// stream. A sink given a Fence (TxSinkConfig.Fence) commits each batch of
-// its output on the condition that the fence message is still the last on
-// the subject, and JetStream checks that condition atomically with storing
-// the batch: once another owner has taken the fence (written a later fence
-// message), not one more message of the old owner is stored.
+// stream. A sink given a Fence (TxSinkConfig.Fence) commits each message
+// of its output (on a stream of one replica) or each batch of it (on a
+// replicated stream) on the condition that the fence message is still the
+// last on the subject, and JetStream checks that condition atomically with
+// storing the message or the batch: once another owner has taken the fence
+// (written a later fence message), not one more message of the old owner
+// is stored.
 //
 // The fence message must stay the last on its subject for as long as the
 // owner commits: stream limits that remove it (MaxAge, or MaxMsgs and

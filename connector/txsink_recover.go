@@ -34,18 +34,22 @@ type RecoverStats struct {
 // began before it. An epoch whose commit may have begun longer ago than the
 // stream's duplicate window (less a margin) is read back: the ids stored
 // since its commit began are read from the stream and not published again.
+// A sink fenced in batches reads an epoch back later, when JetStream
+// refuses one of its batches as holding a duplicate (publishFenced).
 func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Time) (RecoverStats, error) {
 	st := RecoverStats{Epochs: len(epochs)}
 	var (
 		checked  = map[string]map[int64]bool{}
+		starts   = make([]time.Time, len(epochs))
 		earliest time.Time
 	)
-	for _, e := range epochs {
+	for i, e := range epochs {
 		since := e.Since
 		if since.IsZero() {
 			since = restored
 		}
 		since = since.Add(-clockMargin)
+		starts[i] = since
 		if time.Since(since) < s.window-clockMargin {
 			continue
 		}
@@ -60,14 +64,18 @@ func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Tim
 			return st, err
 		}
 	}
-	for _, e := range epochs {
-		skip := checked[epochPrefix(e)]
+	for i, e := range epochs {
+		skip, readBack := checked[epochPrefix(e)]
 		st.Skipped += int64(len(skip))
 		st.Published += e.Count - int64(len(skip))
 		e.Since = time.Now()
 		s.pending = append(s.pending, e)
 		s.mem += e.memBytes
-		if err := s.enqueue(ctx, commitJob{e: e, skip: skip}); err != nil {
+		job := commitJob{e: e, skip: skip}
+		if !readBack {
+			job.since = starts[i]
+		}
+		if err := s.enqueue(ctx, job); err != nil {
 			return st, err
 		}
 	}
