@@ -24,7 +24,8 @@ const fencePrefix = "_platform.fence."
 // The conflicts TakeFence retries (another owner fenced between its read
 // and its write) and its wait before the first retry, doubling after each;
 // how long it goes on trying while another conditional write on the fence
-// subject is in progress, waiting about fenceBusyWait between tries.
+// subject is in progress or no stream answers on it yet, waiting about
+// fenceBusyWait between tries.
 const (
 	fenceRetries  = 8
 	fenceBackoff  = 20 * time.Millisecond
@@ -136,6 +137,11 @@ func takeFence(ctx context.Context, js jetstream.JetStream, sinkSubject, key str
 			// A conditional write on the subject is in progress (on a
 			// replicated stream, likely a batch of the sink that holds
 			// the fence now): there are moments between its batches.
+			pause = fenceBusyWait/2 + rand.N(fenceBusyWait)
+		case errors.Is(err, jetstream.ErrNoStreamResponse) && time.Now().Before(busyUntil):
+			// No stream listens on the fence subject yet: on a cluster,
+			// the interest of a stream just made fenceable reaches the
+			// other nodes a moment later. Nothing was stored.
 			pause = fenceBusyWait/2 + rand.N(fenceBusyWait)
 		case hasCode(err, jetstream.JSErrCodeStreamWrongLastSequence) && conflicts < fenceRetries:
 			// Another owner fenced since the read.
