@@ -13,13 +13,27 @@ import (
 )
 
 // clusterTxStream starts a cluster of three and creates stream TX with
-// replicas, capturing tx.>.
+// replicas, capturing tx.>, and waits until every node finds it by its
+// subject.
 func clusterTxStream(t *testing.T, replicas int) *testCluster {
 	t.Helper()
 	c := startCluster(t, 3)
 	c.createStream(t, jetstream.StreamConfig{
 		Name: "TX", Subjects: []string{"tx.>"}, Replicas: replicas, Duplicates: time.Minute, Storage: jetstream.FileStorage,
 	})
+	ctx := testCtx(t)
+	for _, js := range c.js {
+		for {
+			_, err := js.StreamNameBySubject(ctx, "tx.out")
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("stream TX not found by its subject: %v", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	return c
 }
 
