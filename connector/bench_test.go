@@ -110,16 +110,26 @@ func BenchmarkJetStreamSink(b *testing.B) {
 func BenchmarkTxSinkCommit(b *testing.B) { benchTxSinkCommit(b, false, 1) }
 
 // BenchmarkTxSinkCommitFenced is BenchmarkTxSinkCommit with the sink
-// fenced: the epoch goes out as atomic batches of 1,000, one at a time.
+// fenced: on this stream of one replica every message goes out expecting
+// the fence, as many in flight as unfenced.
 func BenchmarkTxSinkCommitFenced(b *testing.B) { benchTxSinkCommit(b, true, 1) }
+
+// BenchmarkTxSinkCommitFencedBatches is BenchmarkTxSinkCommitFenced in
+// atomic batches of 1,000, one at a time, as a fenced sink commits to a
+// replicated stream (and to every stream before it committed message by
+// message on one replica).
+func BenchmarkTxSinkCommitFencedBatches(b *testing.B) { benchTxSinkCommit(b, true, 1, withBatches) }
 
 // BenchmarkTxSinkCommitR3 and BenchmarkTxSinkCommitR3Fenced commit to a
 // stream of three replicas on a cluster of three nodes in the process, the
-// stream a fenced sink has in cluster mode.
+// stream a fenced sink has in cluster mode; fenced, in atomic batches.
 func BenchmarkTxSinkCommitR3(b *testing.B)       { benchTxSinkCommit(b, false, 3) }
 func BenchmarkTxSinkCommitR3Fenced(b *testing.B) { benchTxSinkCommit(b, true, 3) }
 
-func benchTxSinkCommit(b *testing.B, fenced bool, replicas int) {
+// withBatches makes a fenced sink commit in atomic batches.
+func withBatches(cfg *TxSinkConfig) { cfg.inBatches = true }
+
+func benchTxSinkCommit(b *testing.B, fenced bool, replicas int, opts ...func(*TxSinkConfig)) {
 	ctx := testCtx(b)
 	var js jetstream.JetStream
 	if replicas == 1 {
@@ -139,6 +149,9 @@ func benchTxSinkCommit(b *testing.B, fenced bool, replicas int) {
 			b.Fatal(err)
 		}
 		cfg.Fence = f
+	}
+	for _, opt := range opts {
+		opt(&cfg)
 	}
 	sink, err := NewTxSink(ctx, js, cfg)
 	if err != nil {

@@ -30,10 +30,12 @@
 //
 // In cluster mode a job may move to another worker while the old one still
 // runs. Each sink subtask's new owner then takes its fence (TakeFence), a
-// message in the sink's stream, and its TxSink commits in JetStream atomic
-// batches that the server stores only while that fence is the latest: the
-// old owner's commits fail with ErrFenced and store nothing. A JetStream
-// source skips fence messages and drops the headers of atomic batches.
+// message in the sink's stream, and its TxSink commits messages that the
+// server stores only while that fence is the latest: each message carries
+// the condition on a stream of one replica, each JetStream atomic batch on
+// a replicated stream. The old owner's commits fail with ErrFenced and
+// store nothing from then on. A JetStream source skips fence messages and
+// drops the headers of atomic batches and of the conditions.
 //
 // The embedded server acknowledges a write once it is in the file store's
 // buffers and syncs to disk periodically (every two minutes by default): a

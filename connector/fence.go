@@ -24,7 +24,8 @@ const fencePrefix = "_platform.fence."
 // The conflicts TakeFence retries (another owner fenced between its read
 // and its write) and its wait before the first retry, doubling after each;
 // how long it goes on trying while another conditional write on the fence
-// subject is in progress, waiting about fenceBusyWait between tries.
+// subject is in progress or no stream answers on it yet, waiting about
+// fenceBusyWait between tries.
 const (
 	fenceRetries  = 8
 	fenceBackoff  = 20 * time.Millisecond
@@ -34,11 +35,13 @@ const (
 
 // Fence is the fencing token of a sink subtask in cluster mode: the fence
 // message its owner wrote on the subtask's fence subject, in the sink's own
-// stream. A sink given a Fence (TxSinkConfig.Fence) commits each batch of
-// its output on the condition that the fence message is still the last on
-// the subject, and JetStream checks that condition atomically with storing
-// the batch: once another owner has taken the fence (written a later fence
-// message), not one more message of the old owner is stored.
+// stream. A sink given a Fence (TxSinkConfig.Fence) commits each message
+// of its output (on a stream of one replica) or each batch of it (on a
+// replicated stream) on the condition that the fence message is still the
+// last on the subject, and JetStream checks that condition atomically with
+// storing the message or the batch: once another owner has taken the fence
+// (written a later fence message), not one more message of the old owner
+// is stored.
 //
 // The fence message must stay the last on its subject for as long as the
 // owner commits: stream limits that remove it (MaxAge, or MaxMsgs and
@@ -134,6 +137,11 @@ func takeFence(ctx context.Context, js jetstream.JetStream, sinkSubject, key str
 			// A conditional write on the subject is in progress (on a
 			// replicated stream, likely a batch of the sink that holds
 			// the fence now): there are moments between its batches.
+			pause = fenceBusyWait/2 + rand.N(fenceBusyWait)
+		case errors.Is(err, jetstream.ErrNoStreamResponse) && time.Now().Before(busyUntil):
+			// No stream listens on the fence subject yet: on a cluster,
+			// the interest of a stream just made fenceable reaches the
+			// other nodes a moment later. Nothing was stored.
 			pause = fenceBusyWait/2 + rand.N(fenceBusyWait)
 		case hasCode(err, jetstream.JSErrCodeStreamWrongLastSequence) && conflicts < fenceRetries:
 			// Another owner fenced since the read.

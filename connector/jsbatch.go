@@ -36,7 +36,6 @@ type batchPublisher struct {
 	nc    *nats.Conn
 	sub   *nats.Subscription
 	inbox string
-	fence *Fence
 
 	msg nats.Msg
 	hdr recordHeaders
@@ -52,7 +51,7 @@ type batchPublisher struct {
 // newBatchPublisher subscribes to the replies to batches published on nc to
 // subject under fence.
 func newBatchPublisher(nc *nats.Conn, subject string, fence *Fence) (*batchPublisher, error) {
-	p := &batchPublisher{nc: nc, inbox: nc.NewInbox(), fence: fence, msg: nats.Msg{Subject: subject}}
+	p := &batchPublisher{nc: nc, inbox: nc.NewInbox(), msg: nats.Msg{Subject: subject}}
 	p.hdr.init(true, true)
 	p.hdr.vals[valBatchCommit] = "1"
 	p.hdr.vals[valFenceSeq] = strconv.FormatUint(fence.Seq, 10)

@@ -54,8 +54,8 @@ func quietPeer(t *testing.T) string {
 
 // TestAckPublisherAllocations: publishing a record allocates only what the
 // NATS client allocates to encode the header (a bytes.Buffer and its
-// bytes), with or without a message id, and for a record with headers of
-// its own the strings of those headers.
+// bytes), with or without a message id or the fence, and for a record with
+// headers of its own the strings of those headers.
 func TestAckPublisherAllocations(t *testing.T) {
 	nc, err := nats.Connect(quietPeer(t), nats.Timeout(5*time.Second))
 	if err != nil {
@@ -65,21 +65,28 @@ func TestAckPublisherAllocations(t *testing.T) {
 	plain := abi.Record{Key: []byte("key"), Value: bytes.Repeat([]byte("x"), 100), Timestamp: BaseTimestamp}
 	withHeaders := plain
 	withHeaders.Headers = []abi.Header{{Name: []byte("Trace"), Value: []byte("abc")}}
+	fence := &Fence{Subject: "_platform.fence.OUT.job.out.0", Seq: 7}
 	tests := []struct {
-		name string
-		ids  bool
-		rec  *abi.Record
-		want float64
+		name  string
+		ids   bool
+		fence *Fence
+		rec   *abi.Record
+		want  float64
 	}{
-		{"plain", false, &plain, 2},
-		{"plain with ids", true, &plain, 2},
+		{"plain", false, nil, &plain, 2},
+		{"plain with ids", true, nil, &plain, 2},
 		// And the header's name, its value and the slice holding it.
-		{"own headers with ids", true, &withHeaders, 5},
+		{"own headers with ids", true, nil, &withHeaders, 5},
+		// Every message expecting the fence allocates no more.
+		{"fenced", true, fence, &plain, 2},
 	}
 	id := []byte("job.out.0.1.12345")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := newAckPublisher(nc, "out.x", tt.ids)
+			if tt.fence != nil {
+				p, err = newFencedPublisher(nc, "out.x", tt.fence)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,8 @@ const (
 	valKey = iota
 	valID
 	valTimestamp
-	// The headers of a message in an atomic batch (recordHeaders.batch).
+	// The headers of a message in an atomic batch (recordHeaders.batch),
+	// the fence's also of every message expecting it (recordHeaders.expect).
 	valBatchID
 	valBatchSeq
 	valBatchCommit
@@ -36,14 +37,16 @@ const (
 // vals change and the map is not touched. own is the header rebuilt for a
 // record with headers. ids: messages carry Nats-Msg-Id; batch: they carry
 // the headers of an atomic batch, whose values the batch publisher sets in
-// vals (the commit and fence headers present or not, per message).
+// vals (the commit and fence headers present or not, per message); expect:
+// every message expects the fence in vals (expectFence).
 type recordHeaders struct {
-	plain nats.Header
-	own   nats.Header
-	vals  [numVals]string
-	ts    [20]byte
-	ids   bool
-	batch bool
+	plain  nats.Header
+	own    nats.Header
+	vals   [numVals]string
+	ts     [20]byte
+	ids    bool
+	batch  bool
+	expect bool
 	// subject, when set (route), is where header writes the subject of
 	// each record's message: subjectPrefix and the record's key.
 	subject       *string
@@ -67,6 +70,15 @@ func (h *recordHeaders) init(ids, batch bool) {
 	h.setOwn(h.plain)
 }
 
+// expectFence makes every message expect fence f as the last message on
+// its subject, after init.
+func (h *recordHeaders) expectFence(f *Fence) {
+	h.vals[valFenceSeq] = strconv.FormatUint(f.Seq, 10)
+	h.vals[valFenceSubject] = f.Subject
+	h.expect = true
+	h.setOwn(h.plain)
+}
+
 // setOwn sets the headers the sink adds in hd, replacing those of the same
 // names, as slices of vals.
 func (h *recordHeaders) setOwn(hd nats.Header) {
@@ -81,6 +93,10 @@ func (h *recordHeaders) setOwn(hd nats.Header) {
 		hd[hdrBatchCommit] = h.slot(valBatchCommit, false)
 		hd[jetstream.ExpectedLastSubjSeqHeader] = h.slot(valFenceSeq, false)
 		hd[jetstream.ExpectedLastSubjSeqSubjHeader] = h.slot(valFenceSubject, false)
+	}
+	if h.expect {
+		hd[jetstream.ExpectedLastSubjSeqHeader] = h.slot(valFenceSeq, true)
+		hd[jetstream.ExpectedLastSubjSeqSubjHeader] = h.slot(valFenceSubject, true)
 	}
 }
 

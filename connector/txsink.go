@@ -26,7 +26,8 @@ type TxSinkConfig struct {
 	// "job.sink.3"; the epoch and the record's index in it follow.
 	Prefix string
 	// MaxInFlight bounds unacknowledged publishes; default 4096. A fenced
-	// sink has one atomic batch (at most 1,000 messages) in flight instead.
+	// sink that commits in atomic batches has one batch (at most 1,000
+	// messages) in flight instead.
 	MaxInFlight int
 	// Budget bounds the staged bytes in memory (the open epoch and the
 	// sealed ones not yet committed); past it the open epoch spills to a
@@ -34,17 +35,24 @@ type TxSinkConfig struct {
 	Budget   int64
 	SpillDir string
 	// Fence, when set, is the subtask's fencing token (TakeFence, cluster
-	// mode): every commit is then published as JetStream atomic batches,
-	// each stored only if the fence is still the latest, and a commit
-	// after another owner took the fence fails with ErrFenced. Nil (one
-	// process, the embedded mode) publishes each message on its own.
+	// mode): every message is then stored only while the fence is still
+	// the latest, and a commit after another owner took the fence fails
+	// with ErrFenced. On a stream of one replica each message carries the
+	// condition; on a replicated stream the commit goes out as JetStream
+	// atomic batches, each carrying it once (fencedInBatches). Nil (one
+	// process, the embedded mode) publishes each message unconditionally.
 	//
-	// A batch refused for holding an id JetStream has is taken as stored
-	// whole, which holds when every commit of the epoch was fenced: an
-	// epoch an unfenced sink began to commit must not be committed fenced
-	// within the duplicate window (beyond it, Recover reads back what was
-	// stored and sends the rest).
+	// A batch refused for holding an id JetStream has was stored whole
+	// when every commit of the epoch went out in batches. When Recover
+	// commits an epoch, an earlier commit may have stored part of a batch
+	// (message by message, on one replica or unfenced): the first batch
+	// refused so makes the sink read back which of the epoch's ids the
+	// stream holds, and it sends the rest.
 	Fence *Fence
+
+	// inBatches makes a fenced sink commit in atomic batches whatever
+	// the stream's replicas.
+	inBatches bool
 }
 
 // TxSink is an exactly-once JetStream sink subtask: a two-phase commit over
@@ -58,18 +66,20 @@ type TxSinkConfig struct {
 // stream's duplicate window, and beyond it Recover reads back the ids stored
 // since the commit started and skips them.
 //
-// A fenced sink (TxSinkConfig.Fence) publishes each epoch as atomic
-// batches of the indexes [1000k, 1000k+1000), one batch at a time, each
-// conditional on the fence; a recommit sends the very same batches, and a
-// batch JetStream finds a duplicate of was stored whole before and is
-// skipped.
+// A fenced sink (TxSinkConfig.Fence) publishes each message conditional
+// on the fence when its stream has one replica, and otherwise each epoch
+// as atomic batches of the indexes [1000k, 1000k+1000), one batch at a
+// time, each conditional on the fence; a recommit sends the very same
+// batches, and a batch JetStream finds a duplicate of was stored whole
+// before and is skipped (after a read-back, for a recovered epoch).
 //
 // Goroutines: the subtask's goroutine calls every method; the reader
 // Snapshot returns may be read on another. The committer goroutine (started
 // by NewTxSink, ended by Close) publishes queued epochs, which are sealed
 // and so never change, through an ackPublisher (a batchPublisher when
-// fenced); mu guards what the two share (err, outstanding, changed and each
-// Epoch's committed flag), and the batch counters are atomic.
+// fenced in batches); mu guards what the two share (err, outstanding,
+// changed and each Epoch's committed flag), and the batch counters are
+// atomic.
 type TxSink struct {
 	js      jetstream.JetStream
 	subject string
@@ -87,8 +97,11 @@ type TxSink struct {
 	committed int64
 	closed    bool
 
-	pub *ackPublisher
-	// batches publishes instead of pub when the sink is fenced.
+	// fence is the sink's fence, nil when it has none.
+	fence *Fence
+	pub   *ackPublisher
+	// batches publishes instead of pub when the sink is fenced in
+	// batches.
 	batches *batchPublisher
 	stats   batchCounters
 	// backoff is the wait before a batch's first resend.
@@ -114,11 +127,14 @@ type TxSink struct {
 }
 
 // commitJob is an epoch to publish, skipping the indexes found stored (and,
-// compacted, those a later record of the same key supersedes).
+// compacted, those a later record of the same key supersedes). since, for
+// an epoch Recover commits, is a time before any earlier commit of it
+// began: what a read-back of its stored ids starts from.
 type commitJob struct {
 	e         *Epoch
 	skip      map[int64]bool
 	compacted bool
+	since     time.Time
 }
 
 // NewTxSink checks that a stream captures cfg.Subject and returns the sink
@@ -160,9 +176,14 @@ func buildTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig, 
 		if err := fenceable(cfg.Subject, scfg, cfg.Fence); err != nil {
 			return nil, err
 		}
-		batches, err = newBatchPublisher(js.Conn(), cfg.Subject, cfg.Fence)
-	} else {
+	}
+	switch {
+	case cfg.Fence == nil:
 		pub, err = newAckPublisher(js.Conn(), cfg.Subject, true)
+	case cfg.inBatches || fencedInBatches(scfg):
+		batches, err = newBatchPublisher(js.Conn(), cfg.Subject, cfg.Fence)
+	default:
+		pub, err = newFencedPublisher(js.Conn(), cfg.Subject, cfg.Fence)
 	}
 	if err != nil {
 		return nil, err
@@ -173,7 +194,7 @@ func buildTxSink(ctx context.Context, js jetstream.JetStream, cfg TxSinkConfig, 
 	runCtx, stop := context.WithCancel(context.Background())
 	s := &TxSink{
 		js: js, subject: cfg.Subject, stream: stream, window: scfg.Duplicates, prefix: cfg.Prefix,
-		pub: pub, batches: batches, backoff: batchBackoff,
+		fence: cfg.Fence, pub: pub, batches: batches, backoff: batchBackoff,
 		budget: cfg.Budget, dir: cfg.SpillDir, open: newEpoch(cfg.Prefix),
 		queue: make(chan commitJob, 64), stop: stop, runCtx: runCtx, done: make(chan struct{}),
 		changed: make(chan struct{}), kv: kv,

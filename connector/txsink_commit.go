@@ -1,17 +1,20 @@
 package connector
 
 import (
+	"fmt"
 	"strconv"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/abi"
 )
 
 // commitLoop is the committer goroutine: it publishes queued epochs one after
-// the other, each message with its id, keeping at most maxInFlight
-// unacknowledged (a fenced sink: in atomic batches, publishFenced), and
-// marks an epoch committed once all its messages are acknowledged. After a
-// failure it only counts epochs off: the subtask fails and recovery
-// publishes them again.
+// the other, each message with its id (and its condition on the fence, when
+// the sink has one), keeping at most maxInFlight unacknowledged (a sink
+// fenced in batches: in atomic batches, publishFenced), and marks an epoch
+// committed once all its messages are acknowledged. After a failure it only
+// counts epochs off: the subtask fails and recovery publishes them again.
 func (s *TxSink) commitLoop(maxInFlight int) {
 	defer close(s.done)
 	if s.batches != nil {
@@ -100,7 +103,13 @@ func idPrefix(e *Epoch) []byte {
 	return append(id, '.')
 }
 
+// failed is err, a commit's failed publish, naming the sink's subject:
+// ErrFenced when JetStream refused it because the sink's fence is no
+// longer the last message on its subject.
 func (s *TxSink) failed(err error) error {
+	if s.fence != nil && hasCode(err, jetstream.JSErrCodeStreamWrongLastSequence) {
+		return fmt.Errorf("connector: publish to %q: %w: fence %s: %w", s.subject, ErrFenced, s.fence, err)
+	}
 	return &publishError{subject: s.subject, err: err}
 }
 

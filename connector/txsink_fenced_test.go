@@ -64,9 +64,21 @@ func checkSinkExactlyOnce(t *testing.T, js jetstream.JetStream, n int) {
 	}
 }
 
+// fenceModes are the two ways a fenced sink commits on one server: message
+// by message (its own choice for a stream of one replica) and in atomic
+// batches (what it does on a replicated stream).
+var fenceModes = []struct {
+	name      string
+	inBatches bool
+}{
+	{"message by message", false},
+	{"in batches", true},
+}
+
 // TestFencedTxSinkCommitsExactly: epochs of sizes around the batch size are
-// committed whole, in batches of the indexes [1000k, 1000k+1000), the first
-// message of each expecting the fence, with the ids of the unfenced sink.
+// committed whole, with the ids of the unfenced sink: message by message,
+// each expecting the fence, or in batches of the indexes [1000k,
+// 1000k+1000), the first message of each expecting the fence.
 func TestFencedTxSinkCommitsExactly(t *testing.T) {
 	sizes := []int{1, 999, 1000, 1001, 2500}
 	tests := []struct {
@@ -76,43 +88,59 @@ func TestFencedTxSinkCommitsExactly(t *testing.T) {
 		{"in memory", 0},
 		{"spilled", 1 << 10},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ts := startServer(t)
-			newTxStream(t, ts, time.Minute)
-			f := takeTestFence(t, ts.js, "job.out.0")
-			s := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: f, Budget: tt.budget, SpillDir: t.TempDir()})
-			from := 0
-			for i, n := range sizes {
-				if err := commitEpoch(t, s, int64(i+1), txRecords(from, n)); err != nil {
+	for _, mode := range fenceModes {
+		for _, tt := range tests {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				ts := startServer(t)
+				newTxStream(t, ts, time.Minute)
+				f := takeTestFence(t, ts.js, "job.out.0")
+				s := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: f, Budget: tt.budget, SpillDir: t.TempDir(), inBatches: mode.inBatches})
+				from := 0
+				for i, n := range sizes {
+					if err := commitEpoch(t, s, int64(i+1), txRecords(from, n)); err != nil {
+						t.Fatal(err)
+					}
+					from += n
+				}
+				var want BatchStats
+				if mode.inBatches {
+					want.Stored = 1 + 1 + 1 + 2 + 3
+				}
+				if got := s.Batches(); got != want || s.Committed() != 5 {
+					t.Fatalf("batches %+v (want %+v), %d epochs committed", got, want, s.Committed())
+				}
+				checkSinkExactlyOnce(t, ts.js, from)
+				// Epoch 5 starts at sequence 1+1+999+1000+1001+1: its
+				// batch 1 at index 1000.
+				st := jsStream(t, ts.js, "TX")
+				first, err := st.GetMsg(testCtx(t), 3003+1000)
+				if err != nil {
 					t.Fatal(err)
 				}
-				from += n
-			}
-			if got, want := s.Batches(), (BatchStats{Stored: 1 + 1 + 1 + 2 + 3}); got != want || s.Committed() != 5 {
-				t.Fatalf("batches %+v (want %+v), %d epochs committed", got, want, s.Committed())
-			}
-			checkSinkExactlyOnce(t, ts.js, from)
-			// Epoch 5 starts at sequence 1+1+999+1000+1001+1: its batch 1
-			// at index 1000.
-			st, err := ts.js.Stream(testCtx(t), "TX")
-			if err != nil {
-				t.Fatal(err)
-			}
-			first, err := st.GetMsg(testCtx(t), 3003+1000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := first.Header
-			if h.Get(nats.MsgIdHdr) != "job.out.0.5.1000" || h.Get(hdrBatchSeq) != "1" ||
-				h.Get(jetstream.ExpectedLastSubjSeqHeader) != "1" || h.Get(jetstream.ExpectedLastSubjSeqSubjHeader) != f.Subject {
-				t.Fatalf("first message of a batch has headers %v", h)
-			}
-			if last, err := st.GetMsg(testCtx(t), 3003+999); err != nil || last.Header.Get(hdrBatchCommit) != "1" ||
-				last.Header.Get(nats.MsgIdHdr) != "job.out.0.5.999" || last.Header.Get(jetstream.ExpectedLastSubjSeqHeader) != "" {
-				t.Fatalf("last message of a batch: %v, %v", last, err)
-			}
-		})
+				last, err := st.GetMsg(testCtx(t), 3003+999)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h := first.Header; h.Get(nats.MsgIdHdr) != "job.out.0.5.1000" ||
+					h.Get(jetstream.ExpectedLastSubjSeqHeader) != "1" || h.Get(jetstream.ExpectedLastSubjSeqSubjHeader) != f.Subject {
+					t.Fatalf("first message of a batch has headers %v", h)
+				}
+				h := last.Header
+				if h.Get(nats.MsgIdHdr) != "job.out.0.5.999" {
+					t.Fatalf("last message of a batch has headers %v", h)
+				}
+				if !mode.inBatches {
+					if h.Get(jetstream.ExpectedLastSubjSeqHeader) != "1" || h.Get(jetstream.ExpectedLastSubjSeqSubjHeader) != f.Subject ||
+						h.Get(hdrBatchID) != "" || first.Header.Get(hdrBatchSeq) != "" {
+						t.Fatalf("a message committed on its own has headers %v", h)
+					}
+					return
+				}
+				if first.Header.Get(hdrBatchSeq) != "1" || h.Get(hdrBatchCommit) != "1" || h.Get(jetstream.ExpectedLastSubjSeqHeader) != "" {
+					t.Fatalf("batch headers: first %v, last %v", first.Header, h)
+				}
+			})
+		}
 	}
 }
 
@@ -120,57 +148,86 @@ func TestFencedTxSinkCommitsExactly(t *testing.T) {
 // old owner's next commit fails with ErrFenced and stores nothing, while
 // the new owner's sink commits.
 func TestFencedTxSinkZombieIsRejected(t *testing.T) {
-	ts := startServer(t)
-	newTxStream(t, ts, time.Minute)
-	old := takeTestFence(t, ts.js, "job.out.0")
-	zombie := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: old})
-	if err := commitEpoch(t, zombie, 1, txRecords(0, 1500)); err != nil {
-		t.Fatal(err)
+	for _, mode := range fenceModes {
+		t.Run(mode.name, func(t *testing.T) {
+			ts := startServer(t)
+			newTxStream(t, ts, time.Minute)
+			old := takeTestFence(t, ts.js, "job.out.0")
+			zombie := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: old, inBatches: mode.inBatches})
+			if err := commitEpoch(t, zombie, 1, txRecords(0, 1500)); err != nil {
+				t.Fatal(err)
+			}
+			taken := takeTestFence(t, ts.js, "job.out.0")
+			err := commitEpoch(t, zombie, 2, txRecords(1500, 2500))
+			if !errors.Is(err, ErrFenced) || !strings.Contains(err.Error(), `publish to "tx.out"`) || !strings.Contains(err.Error(), old.String()) {
+				t.Fatalf("zombie's commit: %v", err)
+			}
+			if err := zombie.Write(testCtx(t), txRecords(4000, 10)); !errors.Is(err, ErrFenced) {
+				t.Fatalf("a fenced sink staged more: %v", err)
+			}
+			batches := func(n int64) BatchStats {
+				if mode.inBatches {
+					return BatchStats{Stored: n}
+				}
+				return BatchStats{}
+			}
+			if got, want := zombie.Batches(), batches(2); got != want {
+				t.Fatalf("zombie's batches %+v, want %+v", got, want)
+			}
+			checkSinkExactlyOnce(t, ts.js, 1500)
+			owner := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: taken, inBatches: mode.inBatches})
+			if err := commitEpoch(t, owner, 2, txRecords(1500, 2500)); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := owner.Batches(), batches(3); got != want {
+				t.Fatalf("owner's batches %+v, want %+v", got, want)
+			}
+			checkSinkExactlyOnce(t, ts.js, 4000)
+		})
 	}
-	taken := takeTestFence(t, ts.js, "job.out.0")
-	err := commitEpoch(t, zombie, 2, txRecords(1500, 2500))
-	if !errors.Is(err, ErrFenced) || !strings.Contains(err.Error(), `publish to "tx.out"`) || !strings.Contains(err.Error(), old.String()) {
-		t.Fatalf("zombie's commit: %v", err)
-	}
-	if err := zombie.Write(testCtx(t), txRecords(4000, 10)); !errors.Is(err, ErrFenced) {
-		t.Fatalf("a fenced sink staged more: %v", err)
-	}
-	if got, want := zombie.Batches(), (BatchStats{Stored: 2}); got != want {
-		t.Fatalf("zombie's batches %+v, want %+v", got, want)
-	}
-	checkSinkExactlyOnce(t, ts.js, 1500)
-	owner := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: taken})
-	if err := commitEpoch(t, owner, 2, txRecords(1500, 2500)); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := owner.Batches(), (BatchStats{Stored: 3}); got != want {
-		t.Fatalf("owner's batches %+v, want %+v", got, want)
-	}
-	checkSinkExactlyOnce(t, ts.js, 4000)
 }
 
 // TestFencedTxSinkRecommits: an epoch recovered under a new fence stores
-// what the earlier owner did not: batches it stored whole are refused as
-// duplicates (within the duplicate window) or found by reading back (beyond
-// it) and skipped, the rest are stored.
+// what the earlier owner did not, whichever way either commits. Committing
+// message by message, the new owner sends every record JetStream does not
+// hold (within the duplicate window it drops the others, beyond it they are
+// read back); in batches, a batch refused as holding a duplicate makes it
+// read back which records are stored (within the window) or they were read
+// back before (beyond it), and it skips the batches stored whole and sends
+// the rest of the others.
 func TestFencedTxSinkRecommits(t *testing.T) {
+	// How the earlier owner committed the first records of the epoch.
+	const (
+		none = iota
+		unfenced
+		byMessage
+		inBatches
+	)
 	tests := []struct {
 		name string
-		// window is the stream's duplicate window, stored the records the
-		// earlier owner committed (whole batches, or one by one when
-		// unfenced).
-		window   time.Duration
-		stored   int
-		unfenced bool
-		st       RecoverStats
-		want     BatchStats
+		// window is the stream's duplicate window; the earlier owner
+		// committed the first stored records; batches: the new owner
+		// commits in batches.
+		window  time.Duration
+		stored  int
+		earlier int
+		batches bool
+		st      RecoverStats
+		want    BatchStats
 	}{
-		{"committed", time.Minute, 2500, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Skipped: 3}},
-		{"two batches of three", time.Minute, 2000, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 1, Skipped: 2}},
-		{"nothing", time.Minute, 0, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 3}},
-		{"two batches beyond the window", time.Second, 2000, false, RecoverStats{Epochs: 1, Published: 500, Skipped: 2000, ReadBack: true}, BatchStats{Stored: 1, Skipped: 2}},
+		{"committed", time.Minute, 2500, inBatches, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Skipped: 3, ReadBack: 1}},
+		{"two batches of three", time.Minute, 2000, inBatches, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 1, Skipped: 2, ReadBack: 1}},
+		{"nothing", time.Minute, 0, none, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 3}},
+		{"two batches beyond the window", time.Second, 2000, inBatches, true, RecoverStats{Epochs: 1, Published: 500, Skipped: 2000, ReadBack: true}, BatchStats{Stored: 1, Skipped: 2}},
 		// Read back, the second batch sends only its last 500 records.
-		{"one and a half batches unfenced, beyond the window", time.Second, 1500, true, RecoverStats{Epochs: 1, Published: 1000, Skipped: 1500, ReadBack: true}, BatchStats{Stored: 2, Skipped: 1}},
+		{"one and a half batches unfenced, beyond the window", time.Second, 1500, unfenced, true, RecoverStats{Epochs: 1, Published: 1000, Skipped: 1500, ReadBack: true}, BatchStats{Stored: 2, Skipped: 1}},
+		{"one and a half batches unfenced", time.Minute, 1500, unfenced, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 2, Skipped: 1, ReadBack: 1}},
+		{"one and a half batches message by message", time.Minute, 1500, byMessage, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 2, Skipped: 1, ReadBack: 1}},
+		{"message by message, committed", time.Minute, 2500, byMessage, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{}},
+		{"message by message, two batches of three", time.Minute, 2000, inBatches, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{}},
+		{"message by message, 1500 records", time.Minute, 1500, byMessage, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{}},
+		{"message by message, nothing", time.Minute, 0, none, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{}},
+		{"message by message, beyond the window", time.Second, 1500, byMessage, false, RecoverStats{Epochs: 1, Published: 1000, Skipped: 1500, ReadBack: true}, BatchStats{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,11 +235,11 @@ func TestFencedTxSinkRecommits(t *testing.T) {
 			newTxStream(t, ts, tt.window)
 			epochs := sealedEpoch(t, ts, "job.out.0", 7, txRecords(0, 2500))
 			restored := time.Now()
-			if tt.stored > 0 {
+			if tt.earlier != none {
 				// The earlier owner's commit stopped part way: the
 				// same first records of the same epoch.
-				cfg := TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0"}
-				if !tt.unfenced {
+				cfg := TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", inBatches: tt.earlier == inBatches}
+				if tt.earlier != unfenced {
 					cfg.Fence = takeTestFence(t, ts.js, "job.out.0")
 				}
 				earlier := newTxSink(t, ts, cfg)
@@ -190,7 +247,7 @@ func TestFencedTxSinkRecommits(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			s := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: takeTestFence(t, ts.js, "job.out.0")})
+			s := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: takeTestFence(t, ts.js, "job.out.0"), inBatches: tt.batches})
 			st, err := s.Recover(testCtx(t), epochs, restored)
 			if err != nil {
 				t.Fatal(err)
@@ -203,29 +260,41 @@ func TestFencedTxSinkRecommits(t *testing.T) {
 	}
 }
 
-// TestFencedTxSinkCommitFailures: a batch JetStream refuses for good fails
-// the sink with the server's reason for the message it refused, naming the
-// subject: the batch, cut short, is refused as incomplete and sent again,
-// asking for a reply to each message.
+// TestFencedTxSinkCommitFailures: a message JetStream refuses for good
+// fails the sink with the server's reason, naming the subject. Committed
+// message by message, the others are stored; in a batch, the batch, cut
+// short, is refused as incomplete and sent again, asking for a reply to
+// each message, and nothing of it is stored.
 func TestFencedTxSinkCommitFailures(t *testing.T) {
-	ts := startServer(t)
-	ctx := testCtx(t)
-	if _, err := ts.js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: "TX", Subjects: []string{"tx.>"}, MaxMsgSize: 512, Storage: jetstream.FileStorage,
-	}); err != nil {
-		t.Fatal(err)
+	for _, mode := range fenceModes {
+		t.Run(mode.name, func(t *testing.T) {
+			ts := startServer(t)
+			ctx := testCtx(t)
+			if _, err := ts.js.CreateStream(ctx, jetstream.StreamConfig{
+				Name: "TX", Subjects: []string{"tx.>"}, MaxMsgSize: 512, Storage: jetstream.FileStorage,
+			}); err != nil {
+				t.Fatal(err)
+			}
+			s := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: takeTestFence(t, ts.js, "job.out.0"), inBatches: mode.inBatches})
+			s.backoff = time.Millisecond
+			recs := txRecords(0, 10)
+			recs[4].Value = make([]byte, 1024)
+			err := commitEpoch(t, s, 1, recs)
+			var apiErr *jetstream.APIError
+			if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamMessageExceedsMaximum || !strings.Contains(err.Error(), `publish to "tx.out"`) {
+				t.Fatalf("Flush = %v", err)
+			}
+			var want BatchStats
+			stored := 9
+			if mode.inBatches {
+				want, stored = BatchStats{Retried: 1}, 0
+			}
+			if got := s.Batches(); got != want || s.Committed() != 0 || s.Pending() != 1 {
+				t.Fatalf("batches %+v, committed %d, pending %d after a failed commit", got, s.Committed(), s.Pending())
+			}
+			if got := len(subjectSeqs(t, ts.js, "TX", "tx.out")); got != stored {
+				t.Fatalf("sink subject holds %d messages, want %d", got, stored)
+			}
+		})
 	}
-	s := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", Fence: takeTestFence(t, ts.js, "job.out.0")})
-	s.backoff = time.Millisecond
-	recs := txRecords(0, 10)
-	recs[4].Value = make([]byte, 1024)
-	err := commitEpoch(t, s, 1, recs)
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamMessageExceedsMaximum || !strings.Contains(err.Error(), `publish to "tx.out"`) {
-		t.Fatalf("Flush = %v", err)
-	}
-	if got := s.Batches(); got != (BatchStats{Retried: 1}) || s.Committed() != 0 || s.Pending() != 1 {
-		t.Fatalf("batches %+v, committed %d, pending %d after a failed commit", got, s.Committed(), s.Pending())
-	}
-	checkSinkExactlyOnce(t, ts.js, 0)
 }

@@ -35,18 +35,22 @@ type RecoverStats struct {
 // began before it. An epoch whose commit may have begun longer ago than the
 // stream's duplicate window (less a margin) is read back: the ids stored
 // since its commit began are read from the stream and not published again.
+// A sink fenced in batches reads an epoch back later, when JetStream
+// refuses one of its batches as holding a duplicate (publishFenced).
 func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Time) (RecoverStats, error) {
 	st := RecoverStats{Epochs: len(epochs)}
 	var (
 		checked  = map[string]map[int64]bool{}
+		starts   = make([]time.Time, len(epochs))
 		earliest time.Time
 	)
-	for _, e := range epochs {
+	for i, e := range epochs {
 		since := e.Since
 		if since.IsZero() {
 			since = restored
 		}
 		since = since.Add(-clockMargin)
+		starts[i] = since
 		if time.Since(since) < s.window-clockMargin {
 			continue
 		}
@@ -71,7 +75,11 @@ func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Tim
 		}
 	}
 	for k, e := range epochs {
-		job := commitJob{e: e, skip: checked[epochPrefix(e)]}
+		skip, readBack := checked[epochPrefix(e)]
+		job := commitJob{e: e, skip: skip}
+		if !readBack {
+			job.since = starts[k]
+		}
 		if superseded != nil {
 			job.skip, job.compacted = mergeSkips(job.skip, superseded[k]), true
 		}
