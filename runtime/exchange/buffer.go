@@ -2,18 +2,21 @@ package exchange
 
 import "wasmstream.io/platform/abi"
 
-// kind says what a buffer carries.
-type kind uint8
+// Kind says what a buffer carries.
+type Kind uint8
 
 const (
-	// kindData is an abi input frame of whole records.
-	kindData kind = iota
-	// kindFragment and kindLastFragment carry consecutive pieces of one
+	// KindData is an abi input frame of whole records.
+	KindData Kind = iota
+	// KindFragment and KindLastFragment carry consecutive pieces of one
 	// encoded record that is larger than a buffer.
-	kindFragment
-	kindLastFragment
-	// kindEvent carries an in-band control event and no bytes.
-	kindEvent
+	KindFragment
+	KindLastFragment
+	// KindEvent carries an in-band control event and no bytes.
+	KindEvent
+	// KindBacklog is no buffer: only a Parcel has it, announcing the
+	// sender's backlog on a channel that waits for credit (remote.go).
+	KindBacklog
 )
 
 // Buffer is a unit of exchange: an abi input frame of records or one event.
@@ -22,17 +25,21 @@ const (
 type Buffer struct {
 	data  []byte
 	event Event
-	kind  kind
+	kind  Kind
 	// floating says which credit a delivered data buffer holds: a floating
 	// buffer of the gate, or an exclusive credit of its channel.
 	floating bool
+	// overtakes marks an event sent by Writer.OvertakeEvent.
+	overtakes bool
 	// size is the encoded record size, on the first fragment of a record.
 	size int
 	ch   *InputChannel
-	// owner is the writer whose pool the buffer returns to; nil for a
-	// reassembled record, which has no pool.
-	owner *Writer
-	// next links the buffer in its channel's queue.
+	// pool is where the buffer returns on Recycle: its writer's pool, or
+	// its gate's pool of received buffers (remote.go); nil for a
+	// reassembled record or an overtaking event, which hold no pool buffer.
+	pool chan *Buffer
+	// next links the buffer in its channel's queue, or in an outbox
+	// channel's list of buffers in flight.
 	next *Buffer
 	rd   abi.InputReader
 }
@@ -51,18 +58,18 @@ func (b *Buffer) Next(rec *abi.Record) bool { return b.rd.Next(rec) }
 // Frame is the buffer's records as an abi input frame (nil for an event),
 // valid until Recycle.
 func (b *Buffer) Frame() []byte {
-	if b.kind == kindEvent {
+	if b.kind == KindEvent {
 		return nil
 	}
 	return b.data
 }
 
 // Recycle gives the buffer back: its credit to its channel or its floating
-// buffer to the gate, and its memory to the writer's pool. It must be called
-// exactly once, from any goroutine, when the consumer is done with the buffer.
+// buffer to the gate, and its memory to the writer's pool (or, for a buffer
+// an Inbox received, to the gate's pool). It must be called exactly once,
+// from any goroutine, when the consumer is done with the buffer.
 func (b *Buffer) Recycle() {
-	w := b.owner
-	if w == nil {
+	if b.pool == nil {
 		return
 	}
 	if b.ch == nil {
@@ -73,5 +80,10 @@ func (b *Buffer) Recycle() {
 	b.event = nil
 	b.data = b.data[:0]
 	b.rd = abi.InputReader{}
-	w.pool <- b
+	// A writer's pool has room for all its buffers; a gate's pool of
+	// received buffers keeps what fits and lets the rest go.
+	select {
+	case b.pool <- b:
+	default:
+	}
 }

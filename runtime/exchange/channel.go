@@ -10,8 +10,15 @@ const frameHeader = 4
 // edge: the producer's subpartition and the consumer's input channel in one.
 // Its queue holds the buffers sent to the consumer (each holding a credit,
 // or no credit for an event) followed by the sender's backlog, which waits
-// for credit. gate, index and exclusive are fixed once NewGate has run; asm
-// belongs to the consumer's goroutine; the gate's mutex guards the rest.
+// for credit. gate, index and exclusive are fixed once NewGate (or
+// NewOutbox) has run, inbox once NewInbox has; asm belongs to the consumer's
+// goroutine; the gate's mutex guards the rest.
+//
+// A channel between processes (remote.go) is two: in the producer's process
+// it is in an Outbox, where the queue is what waits to be sent and credits
+// are what the receiver granted; in the consumer's, an Inbox feeds it, its
+// backlog counts what its sender reported waiting, and granted the floating
+// buffers announced to the sender and not used yet.
 type InputChannel struct {
 	gate *Gate
 	// index is the channel's position in its gate.
@@ -35,6 +42,17 @@ type InputChannel struct {
 	inReady bool
 	// asm reassembles a record that spans buffers.
 	asm []byte
+
+	// In an outbox: flightHead and flightTail list the buffers sent and not
+	// released by the receiver; announce: Outbox.Next owes the receiver the
+	// backlog.
+	flightHead, flightTail *Buffer
+	announce               bool
+	// Fed by an inbox: granted floating buffers not used yet; ended: its
+	// EndOfPartition arrived.
+	inbox   *Inbox
+	granted int
+	ended   bool
 }
 
 // assemble adds fragment b to the record being reassembled and recycles b.
@@ -44,7 +62,7 @@ func (c *InputChannel) assemble(b *Buffer) *Buffer {
 		c.asm = abi.AppendInputHeader(make([]byte, 0, frameHeader+b.size), 1)
 	}
 	c.asm = append(c.asm, b.data...)
-	last := b.kind == kindLastFragment
+	last := b.kind == KindLastFragment
 	b.Recycle()
 	if !last {
 		return nil

@@ -7,6 +7,10 @@ package exchange
 // allows.
 func (g *Gate) push(c *InputChannel, b *Buffer) {
 	g.mu.Lock()
+	if c.inbox != nil {
+		g.mu.Unlock()
+		panic("exchange: a writer sent on a channel an inbox feeds")
+	}
 	if c.tail == nil {
 		c.head = b
 	} else {
@@ -16,7 +20,7 @@ func (g *Gate) push(c *InputChannel, b *Buffer) {
 	if c.backlogHead == nil {
 		c.backlogHead = b
 	}
-	if b.kind != kindEvent {
+	if b.kind != KindEvent {
 		c.backlog++
 	}
 	g.deliver(c)
@@ -25,10 +29,11 @@ func (g *Gate) push(c *InputChannel, b *Buffer) {
 
 // deliver sends c's backlog in order while it can: an event needs no credit,
 // a data buffer takes one of c's exclusive credits, else a free floating
-// buffer. A channel left waiting for credit is stalled.
+// buffer. A channel left waiting for credit is stalled; an outbox's stalled
+// channel announces its backlog.
 func (g *Gate) deliver(c *InputChannel) {
 	for b := c.backlogHead; b != nil; b = c.backlogHead {
-		if b.kind != kindEvent {
+		if b.kind != KindEvent {
 			switch {
 			case c.credits > 0:
 				c.credits--
@@ -42,6 +47,9 @@ func (g *Gate) deliver(c *InputChannel) {
 				if !c.stalled {
 					c.stalled = true
 					g.stalled++
+				}
+				if g.outbox {
+					g.announceBacklog(c)
 				}
 				return
 			}
@@ -58,25 +66,40 @@ func (g *Gate) deliver(c *InputChannel) {
 	}
 }
 
-// recycled returns the credit of a buffer the consumer is done with.
+// recycled returns the credit of a buffer the consumer is done with. An
+// inbox's channel announces the credit and the buffer's release to its
+// sender.
 func (g *Gate) recycled(b *Buffer) {
 	g.mu.Lock()
+	c, in := b.ch, b.ch.inbox
 	switch {
-	case b.kind == kindEvent:
+	case b.kind == KindEvent:
+		if in != nil {
+			in.announce(0, 1)
+		}
 	case b.floating:
 		g.floatingInUse--
 		g.freeFloating++
+		if in != nil {
+			in.announce(0, 1)
+		}
 		g.grant()
 	default:
 		g.exclusiveInUse--
-		b.ch.credits++
-		g.deliver(b.ch)
+		c.credits++
+		if in != nil {
+			in.announce(1, 1)
+			g.restall(c)
+		} else {
+			g.deliver(c)
+		}
 	}
 	g.mu.Unlock()
 }
 
 // grant gives free floating buffers to stalled channels, the largest backlog
-// first (the lowest index among equals).
+// first (the lowest index among equals): a local channel sends its backlog
+// with them, an inbox's channel announces them to its sender.
 func (g *Gate) grant() {
 	for g.freeFloating > 0 && g.stalled > 0 {
 		var top *InputChannel
@@ -85,7 +108,11 @@ func (g *Gate) grant() {
 				top = c
 			}
 		}
-		g.deliver(top)
+		if top.inbox != nil {
+			g.grantRemote(top)
+		} else {
+			g.deliver(top)
+		}
 	}
 }
 
@@ -98,13 +125,7 @@ func (g *Gate) ready(c *InputChannel) {
 	c.inReady = true
 	g.ring[(g.ringHead+g.ringLen)%len(g.ring)] = c
 	g.ringLen++
-	if g.waiting {
-		g.waiting = false
-		select {
-		case g.wake <- struct{}{}:
-		default:
-		}
-	}
+	g.wakeNext()
 }
 
 // pop takes the first sent buffer of the next ready channel, and puts the

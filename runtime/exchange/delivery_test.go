@@ -30,38 +30,49 @@ func TestExactDelivery(t *testing.T) {
 		{"2x3 timeout batches", 2, 3, Config{BufferSize: 1024, BufferTimeout: time.Millisecond}, 64},
 		{"1x1 batches", 1, 1, Config{BufferSize: 128, BufferTimeout: -1}, 7},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			part := NewKeyGroups(128, tc.consumer)
-			want := expect(tc.producers, tc.consumer)
-			for p := range tc.producers {
-				for seq := range records {
-					r := record(p, seq, seq%40)
-					c := part.Channel(&r)
-					want[c][p] = append(want[c][p], describe(&r))
-				}
-			}
-			got := runEdge(t, tc.cfg, tc.producers, tc.consumer, func(ctx context.Context, w *Writer, p int) error {
-				var batch []abi.Record
-				for seq := range records {
-					r := record(p, seq, seq%40)
-					if tc.batch == 0 {
-						if err := w.Emit(ctx, part.Channel(&r), &r); err != nil {
-							return err
-						}
-						continue
-					}
-					if batch = append(batch, r); len(batch) == tc.batch || seq == records-1 {
-						if err := w.EmitBatch(ctx, part, batch); err != nil {
-							return err
-						}
-						batch = batch[:0]
+		for _, remote := range []bool{false, true} {
+			t.Run(tc.name+via(remote), func(t *testing.T) {
+				part := NewKeyGroups(128, tc.consumer)
+				want := expect(tc.producers, tc.consumer)
+				for p := range tc.producers {
+					for seq := range records {
+						r := record(p, seq, seq%40)
+						c := part.Channel(&r)
+						want[c][p] = append(want[c][p], describe(&r))
 					}
 				}
-				return nil
+				got := runEdgeVia(t, tc.cfg, tc.producers, tc.consumer, remote, func(ctx context.Context, w *Writer, p int) error {
+					var batch []abi.Record
+					for seq := range records {
+						r := record(p, seq, seq%40)
+						if tc.batch == 0 {
+							if err := w.Emit(ctx, part.Channel(&r), &r); err != nil {
+								return err
+							}
+							continue
+						}
+						if batch = append(batch, r); len(batch) == tc.batch || seq == records-1 {
+							if err := w.EmitBatch(ctx, part, batch); err != nil {
+								return err
+							}
+							batch = batch[:0]
+						}
+					}
+					return nil
+				})
+				compare(t, got, want)
 			})
-			compare(t, got, want)
-		})
+		}
 	}
+}
+
+// via names the way a test's channels go: in-process, or through an
+// outbox and an inbox.
+func via(remote bool) string {
+	if remote {
+		return " remote"
+	}
+	return ""
 }
 
 func TestEventsInOrder(t *testing.T) {
@@ -75,39 +86,41 @@ func TestEventsInOrder(t *testing.T) {
 		{"timeout", Config{BufferSize: 256, BufferTimeout: time.Millisecond}},
 		{"tight credits", Config{BufferSize: 64, ExclusivePerChannel: 1, FloatingPerGate: 1, BuffersPerWriter: 2, BufferTimeout: -1}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			const producers, consumers = 2, 2
-			want := expect(producers, consumers)
-			for p := range producers {
-				part := NewRebalance(consumers, p)
-				for seq := range records {
-					r := record(p, seq, 16)
-					c := part.Channel(&r)
-					want[c][p] = append(want[c][p], describe(&r))
-					if seq%every == every-1 {
-						for c := range consumers {
-							want[c][p] = append(want[c][p], fmt.Sprintf("event watermark %d", seq))
+		for _, remote := range []bool{false, true} {
+			t.Run(tc.name+via(remote), func(t *testing.T) {
+				const producers, consumers = 2, 2
+				want := expect(producers, consumers)
+				for p := range producers {
+					part := NewRebalance(consumers, p)
+					for seq := range records {
+						r := record(p, seq, 16)
+						c := part.Channel(&r)
+						want[c][p] = append(want[c][p], describe(&r))
+						if seq%every == every-1 {
+							for c := range consumers {
+								want[c][p] = append(want[c][p], fmt.Sprintf("event watermark %d", seq))
+							}
 						}
 					}
 				}
-			}
-			got := runEdge(t, tc.cfg, producers, consumers, func(ctx context.Context, w *Writer, p int) error {
-				part := NewRebalance(consumers, p)
-				for seq := range records {
-					r := record(p, seq, 16)
-					if err := w.Emit(ctx, part.Channel(&r), &r); err != nil {
-						return err
-					}
-					if seq%every == every-1 {
-						if err := w.BroadcastEvent(ctx, Watermark{Time: int64(seq)}); err != nil {
+				got := runEdgeVia(t, tc.cfg, producers, consumers, remote, func(ctx context.Context, w *Writer, p int) error {
+					part := NewRebalance(consumers, p)
+					for seq := range records {
+						r := record(p, seq, 16)
+						if err := w.Emit(ctx, part.Channel(&r), &r); err != nil {
 							return err
 						}
+						if seq%every == every-1 {
+							if err := w.BroadcastEvent(ctx, Watermark{Time: int64(seq)}); err != nil {
+								return err
+							}
+						}
 					}
-				}
-				return nil
+					return nil
+				})
+				compare(t, got, want)
 			})
-			compare(t, got, want)
-		})
+		}
 	}
 }
 

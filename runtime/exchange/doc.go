@@ -44,6 +44,21 @@
 // caller, under the gate's mutex, to be copied into the checkpoint. The
 // event takes no buffer of the pool, so it goes out under any backpressure.
 //
+// # Channels between processes
+//
+// A channel whose producer and consumer run in different processes is
+// carried by a transport (package runtime/exchange/netx) through a seam of
+// two halves (remote.go). In the producer's process an Outbox takes the
+// writer's channel in place of a gate: its credits are those the receiver
+// announced, it hands the transport each buffer they allow, and each event,
+// as a Parcel, and keeps the buffers sent in flight, in the writer's pool,
+// until the receiver has recycled them. In the consumer's process an Inbox
+// feeds the gate's channel in place of a writer, and announces back the
+// credits the gate grants and the buffers the consumer recycled. Credits,
+// floating buffers, backpressure and overtaking work as described above;
+// only, a floating buffer goes to a channel whose sender reported a
+// backlog, and an overtaking event overtakes on both sides.
+//
 // # Flushing
 //
 // A buffer is sent when full, before an event on its channel, on Flush and
@@ -71,9 +86,12 @@
 // Recycle; Recycle may run on any goroutine. Stats may be read from any
 // goroutine.
 //
-// Lock order: Writer.mu, then Gate.mu; the mutexes of the wait clocks are
-// leaves. Nothing blocks while holding Gate.mu; returning a buffer to its
-// pool never blocks, since a pool's channel has room for all its buffers.
+// Lock order: Writer.mu, then Gate.mu (an Outbox's mutex is its gate's);
+// the mutexes of the wait clocks are leaves. Nothing blocks while holding
+// Gate.mu, an Inbox's announce function included, which runs under it;
+// returning a buffer to its pool never blocks, since a writer's pool has
+// room for all its buffers and a gate's pool of received buffers lets go
+// of what does not fit.
 //
 // Blocking calls (Emit, EmitEvent, BroadcastEvent, Close, Gate.Next) consult
 // their context only when they have to wait, so a cancelled context still

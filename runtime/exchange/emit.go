@@ -94,9 +94,9 @@ func (w *Writer) emitSpanning(ctx context.Context, sp *subpartition, rec *abi.Re
 		n := copy(b.data[:cap(b.data)], enc[off:])
 		b.data = b.data[:n]
 		off += n
-		b.kind = kindFragment
+		b.kind = KindFragment
 		if off == len(enc) {
-			b.kind = kindLastFragment
+			b.kind = KindLastFragment
 		}
 		w.send(sp, b)
 	}

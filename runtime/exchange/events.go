@@ -88,7 +88,7 @@ func (w *Writer) emitEvent(ctx context.Context, sp *subpartition, ev Event) erro
 	if err != nil {
 		return err
 	}
-	b.kind, b.event = kindEvent, ev
+	b.kind, b.event = KindEvent, ev
 	w.send(sp, b)
 	return nil
 }

@@ -37,6 +37,15 @@ type Gate struct {
 	// goroutine owns it.
 	ended int
 	idle  waitClock
+	// err is the failure of a channel between processes (Inbox.Fail),
+	// which Next returns from then on.
+	err error
+	// received pools the buffers of inboxes' channels; nil without them.
+	received chan *Buffer
+	// outbox: the gate is an Outbox's, whose channels' buffers a transport
+	// sends; announcing counts its channels owing a backlog announcement.
+	outbox     bool
+	announcing int
 }
 
 // GateStats describe a gate's input buffers.
@@ -84,10 +93,15 @@ func (g *Gate) NumChannels() int { return len(g.channels) }
 // channels round robin, and skipping blocked channels. A record that spans
 // buffers comes back as one buffer once all of it has arrived. Next waits
 // while no buffer is ready; ctx is consulted only then. After every channel
-// has delivered its EndOfPartition, Next returns io.EOF.
+// has delivered its EndOfPartition, Next returns io.EOF. After a channel
+// between processes failed (Inbox.Fail), Next returns its error.
 func (g *Gate) Next(ctx context.Context) (*Buffer, error) {
 	for {
 		g.mu.Lock()
+		if g.err != nil {
+			g.mu.Unlock()
+			return nil, g.err
+		}
 		b := g.pop()
 		if b == nil {
 			if g.ended == len(g.channels) {
@@ -108,10 +122,10 @@ func (g *Gate) Next(ctx context.Context) (*Buffer, error) {
 		}
 		g.mu.Unlock()
 		switch b.kind {
-		case kindData:
+		case KindData:
 			_ = b.rd.Reset(b.data)
 			return b, nil
-		case kindEvent:
+		case KindEvent:
 			if _, ok := b.event.(EndOfPartition); ok {
 				g.ended++
 			}

@@ -89,18 +89,32 @@ func emitValue(t *testing.T, w *Writer, channel int, s string) {
 	}
 }
 
-// runEdge runs producers and one consumer goroutine per gate over an edge
+// runEdgeVia runs producers and one consumer goroutine per gate over an edge
 // and returns, per consumer and channel, what arrived: records described,
 // and events as "event <v>". EndOfPartition must come last on each channel
-// and is left out.
-func runEdge(t *testing.T, cfg Config, producers, consumers int, produce func(ctx context.Context, w *Writer, p int) error) [][][]string {
+// and is left out. With remote, the writers and the gates are of two edges,
+// and every channel between them goes through an outbox and an inbox
+// (pipe).
+func runEdgeVia(t *testing.T, cfg Config, producers, consumers int, remote bool, produce func(ctx context.Context, w *Writer, p int) error) [][][]string {
 	t.Helper()
 	ctx := context.Background()
 	e := NewEdge(cfg, producers, consumers)
+	in := e
+	if remote {
+		in = NewEdge(cfg, producers, consumers)
+	}
+	gates := make([]*Gate, consumers)
+	for c := range gates {
+		gates[c] = NewGate(cfg, in.Channels(c))
+	}
+	if remote {
+		stop := pipeEdge(t, e, in, producers, consumers, nil)
+		defer stop()
+	}
 	got := make([][][]string, consumers)
 	var wg sync.WaitGroup
 	for c := range consumers {
-		g := NewGate(cfg, e.Channels(c))
+		g := gates[c]
 		got[c] = make([][]string, producers)
 		wg.Go(func() {
 			ended := make([]bool, producers)

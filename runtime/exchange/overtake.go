@@ -29,7 +29,7 @@ func (w *Writer) OvertakeEvent(ev Event, save func(channel int, frame []byte)) (
 			w.finish(sp)
 		}
 		var n int64
-		n, scratch = sp.ch.gate.overtake(sp.ch, &Buffer{kind: kindEvent, event: ev}, i, save, scratch)
+		n, scratch = sp.ch.gate.overtake(sp.ch, &Buffer{kind: KindEvent, event: ev, overtakes: true}, i, save, scratch)
 		total += n
 	}
 	return total, nil
@@ -37,7 +37,7 @@ func (w *Writer) OvertakeEvent(ev Event, save func(channel int, frame []byte)) (
 
 // continuesRecord says whether b is a fragment after the first of its record.
 func continuesRecord(b *Buffer) bool {
-	return (b.kind == kindFragment || b.kind == kindLastFragment) && b.size == 0
+	return (b.kind == KindFragment || b.kind == KindLastFragment) && b.size == 0
 }
 
 // overtake links event buffer ev into c's queue ahead of every buffer the
@@ -75,15 +75,15 @@ func (g *Gate) overtake(c *InputChannel, ev *Buffer, channel int, save func(int,
 	var n int64
 	for b := cur; b != nil; b = b.next {
 		switch b.kind {
-		case kindData:
+		case KindData:
 			n += int64(len(b.data))
 			save(channel, b.data)
-		case kindFragment, kindLastFragment:
+		case KindFragment, KindLastFragment:
 			if b.size > 0 {
 				scratch = abi.AppendInputHeader(scratch[:0], 1)
 			}
 			scratch = append(scratch, b.data...)
-			if b.kind == kindLastFragment {
+			if b.kind == KindLastFragment {
 				n += int64(len(scratch))
 				save(channel, scratch)
 			}

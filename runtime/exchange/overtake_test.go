@@ -172,7 +172,7 @@ func TestOvertakeSpanningRecords(t *testing.T) {
 				g.mu.Lock()
 				first := g.pop()
 				g.mu.Unlock()
-				if first.kind != kindFragment || first.size == 0 {
+				if first.kind != KindFragment || first.size == 0 {
 					t.Fatalf("first buffer is not a record's first fragment: kind %d size %d", first.kind, first.size)
 				}
 				if r := first.ch.assemble(first); r != nil {

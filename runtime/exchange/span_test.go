@@ -28,25 +28,27 @@ func TestSpanningRecords(t *testing.T) {
 		{"3x1 interleaved", 3, Config{BufferSize: 64, BufferTimeout: 0}},
 		{"3x1 timeout", 3, Config{BufferSize: 128, BufferTimeout: 1}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			want := expect(tc.producers, 1)
-			for p := range tc.producers {
-				for seq := range records {
-					r := gen(p, seq)
-					want[0][p] = append(want[0][p], describe(&r))
-				}
-			}
-			got := runEdge(t, tc.cfg, tc.producers, 1, func(ctx context.Context, w *Writer, p int) error {
-				for seq := range records {
-					r := gen(p, seq)
-					if err := w.Emit(ctx, 0, &r); err != nil {
-						return err
+		for _, remote := range []bool{false, true} {
+			t.Run(tc.name+via(remote), func(t *testing.T) {
+				want := expect(tc.producers, 1)
+				for p := range tc.producers {
+					for seq := range records {
+						r := gen(p, seq)
+						want[0][p] = append(want[0][p], describe(&r))
 					}
 				}
-				return nil
+				got := runEdgeVia(t, tc.cfg, tc.producers, 1, remote, func(ctx context.Context, w *Writer, p int) error {
+					for seq := range records {
+						r := gen(p, seq)
+						if err := w.Emit(ctx, 0, &r); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				compare(t, got, want)
 			})
-			compare(t, got, want)
-		})
+		}
 	}
 }
 

@@ -13,12 +13,6 @@ var ErrWoken = errors.New("exchange: gate woken")
 func (g *Gate) Wakeup() {
 	g.mu.Lock()
 	g.woken = true
-	if g.waiting {
-		g.waiting = false
-		select {
-		case g.wake <- struct{}{}:
-		default:
-		}
-	}
+	g.wakeNext()
 	g.mu.Unlock()
 }

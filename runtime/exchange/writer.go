@@ -76,7 +76,7 @@ func newWriter(cfg Config, channels []*InputChannel) *Writer {
 		w.subs[i].ch = c
 	}
 	for range cfg.BuffersPerWriter {
-		w.pool <- &Buffer{owner: w}
+		w.pool <- &Buffer{pool: w.pool}
 	}
 	if cfg.BufferTimeout > 0 {
 		w.timer = time.AfterFunc(cfg.BufferTimeout, w.timedFlush)
@@ -121,7 +121,7 @@ func (w *Writer) acquire(ctx context.Context) (*Buffer, error) {
 	if b.data == nil {
 		b.data = make([]byte, 0, w.cfg.BufferSize)
 	}
-	b.kind, b.size = kindData, 0
+	b.kind, b.size = KindData, 0
 	return b, nil
 }
 
@@ -135,7 +135,7 @@ func (w *Writer) finish(sp *subpartition) {
 
 // send hands b to sp's channel: sent at once against credit, or backlogged.
 func (w *Writer) send(sp *subpartition, b *Buffer) {
-	if b.kind != kindEvent {
+	if b.kind != KindEvent {
 		w.buffers.Add(1)
 		w.bytes.Add(int64(len(b.data)))
 	}
