@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/plan"
@@ -27,7 +26,7 @@ func (b *builder) objectSink(ctx context.Context, t *Task, v *plan.Vertex, i int
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", v.ID, err)
 	}
-	s := &objectSinkStage{name: blobName(blobSink, v.ID, i), sink: sink}
+	s := &objectSinkStage{stagingStage: stagingStage{name: blobName(blobSink, v.ID, i), staging: sink}, sink: sink}
 	if b.restore != nil {
 		epochs, err := b.restore.epochs(ctx, v.ID, i, v.Parallelism)
 		if err == nil && len(epochs) > 0 {
@@ -48,31 +47,8 @@ func (b *builder) objectSink(ctx context.Context, t *Task, v *plan.Vertex, i int
 // objectSinkStage is an object store sink subtask: records are staged and
 // written as objects when the checkpoint after them completes.
 type objectSinkStage struct {
-	name string
+	stagingStage
 	sink *connector.ObjectSink
-}
-
-func (s *objectSinkStage) Process(ctx context.Context, recs []abi.Record) error {
-	return s.sink.Write(ctx, recs)
-}
-
-func (s *objectSinkStage) Advance(context.Context, int64) error { return nil }
-func (s *objectSinkStage) Tick(context.Context, int64) error    { return nil }
-
-// Finish keeps the staged records: the task writes them once a checkpoint
-// holds them (taskCheckpoint.finishInput).
-func (s *objectSinkStage) Finish(context.Context) error { return nil }
-func (s *objectSinkStage) Close(context.Context) error  { return s.sink.Close() }
-
-func (s *objectSinkStage) snapshot(_ context.Context, id int64) ([]operator.Blob, error) {
-	if err := s.sink.Seal(id); err != nil {
-		return nil, err
-	}
-	r, release, err := s.sink.Snapshot()
-	if err != nil {
-		return nil, err
-	}
-	return []operator.Blob{{Name: s.name, Reader: r, Release: release}}, nil
 }
 
 // commit writes the objects on the task's goroutine: the task goes on once

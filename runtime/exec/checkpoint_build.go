@@ -108,7 +108,7 @@ func (b *builder) txSink(ctx context.Context, t *Task, v *plan.Vertex, i int) (o
 // checkpoints, committing the epochs the restored checkpoint holds before
 // the task starts.
 func (b *builder) stagedSink(ctx context.Context, t *Task, v *plan.Vertex, i int, sink *connector.TxSink) (operator.Stage, error) {
-	s := &txSinkStage{name: blobName(blobSink, v.ID, i), sink: sink}
+	s := newTxSinkStage(blobName(blobSink, v.ID, i), sink)
 	t.cp.add(s)
 	if b.restore == nil {
 		return s, nil
@@ -167,7 +167,7 @@ func (b *builder) txDeadLetters(ctx context.Context, t *Task, v *plan.Vertex, i 
 			return nil, fmt.Errorf("recover staged dead letters: %w", err)
 		}
 	}
-	s := &txSinkStage{name: deadLetterBlob(v.ID, i), sink: sink}
+	s := newTxSinkStage(deadLetterBlob(v.ID, i), sink)
 	t.cp.add(s)
 	return s, nil
 }

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 
@@ -109,35 +110,56 @@ func (p *statefulPart) snapshot(ctx context.Context, _ int64) ([]operator.Blob, 
 	return []operator.Blob{b}, nil
 }
 
-// txSinkStage is an exactly-once JetStream sink subtask, or a task's
-// dead-letter sink in an exactly-once job: records are staged and committed
-// when the checkpoint after them completes.
-type txSinkStage struct {
-	name string
-	sink *connector.TxSink
+// stagingSink is a sink that stages its records in the task's checkpoints
+// and writes them once the checkpoint after them completes: the
+// exactly-once JetStream (and KV) sink, the object store sink.
+type stagingSink interface {
+	Write(ctx context.Context, recs []abi.Record) error
+	Seal(id int64) error
+	Snapshot() (io.Reader, func(), error)
+	Close() error
 }
 
-func (s *txSinkStage) Process(ctx context.Context, recs []abi.Record) error {
-	return s.sink.Write(ctx, recs)
+// stagingStage is what the stages of staging sinks share: processing
+// stages records, and a snapshot seals and stores them.
+type stagingStage struct {
+	name    string
+	staging stagingSink
 }
 
-func (s *txSinkStage) Advance(context.Context, int64) error { return nil }
-func (s *txSinkStage) Tick(context.Context, int64) error    { return nil }
+func (s *stagingStage) Process(ctx context.Context, recs []abi.Record) error {
+	return s.staging.Write(ctx, recs)
+}
 
-// Finish keeps the staged output: the task commits it once a checkpoint
-// holds it (taskCheckpoint.finishInput).
-func (s *txSinkStage) Finish(context.Context) error { return nil }
-func (s *txSinkStage) Close(context.Context) error  { return s.sink.Close() }
+func (s *stagingStage) Advance(context.Context, int64) error { return nil }
+func (s *stagingStage) Tick(context.Context, int64) error    { return nil }
 
-func (s *txSinkStage) snapshot(_ context.Context, id int64) ([]operator.Blob, error) {
-	if err := s.sink.Seal(id); err != nil {
+// Finish keeps the staged records: the task writes them once a checkpoint
+// holds them (taskCheckpoint.finishInput).
+func (s *stagingStage) Finish(context.Context) error { return nil }
+func (s *stagingStage) Close(context.Context) error  { return s.staging.Close() }
+
+func (s *stagingStage) snapshot(_ context.Context, id int64) ([]operator.Blob, error) {
+	if err := s.staging.Seal(id); err != nil {
 		return nil, err
 	}
-	r, release, err := s.sink.Snapshot()
+	r, release, err := s.staging.Snapshot()
 	if err != nil {
 		return nil, err
 	}
 	return []operator.Blob{{Name: s.name, Reader: r, Release: release}}, nil
+}
+
+// txSinkStage is an exactly-once JetStream sink subtask, or a task's
+// dead-letter sink in an exactly-once job: records are staged and committed
+// when the checkpoint after them completes.
+type txSinkStage struct {
+	stagingStage
+	sink *connector.TxSink
+}
+
+func newTxSinkStage(name string, sink *connector.TxSink) *txSinkStage {
+	return &txSinkStage{stagingStage: stagingStage{name: name, staging: sink}, sink: sink}
 }
 
 func (s *txSinkStage) commit(ctx context.Context, id int64) error { return s.sink.Commit(ctx, id) }
