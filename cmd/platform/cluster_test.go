@@ -161,18 +161,7 @@ func seqInput(t *testing.T, js jetstream.JetStream, keys, perKey int, dedup time
 		}
 	}
 	payloads, subject := seqRecords(keys, perKey, 4, "in")
-	for i, p := range payloads {
-		if _, err := js.PublishAsync(subject(i), p); err != nil {
-			t.Fatal(err)
-		}
-		if i%5000 == 4999 || i == len(payloads)-1 {
-			select {
-			case <-js.PublishAsyncComplete():
-			case <-time.After(time.Minute):
-				t.Fatal("publishing timed out")
-			}
-		}
-	}
+	publishAll(t, js, payloads, subject)
 }
 
 const clusterSeqJob = `

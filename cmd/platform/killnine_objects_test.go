@@ -71,18 +71,7 @@ func TestKillNineObjectStoreSink(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i, p := range payloads {
-		if _, err := js.PublishAsync(subject(i), p); err != nil {
-			t.Fatal(err)
-		}
-		if i%10000 == 9999 || i == len(payloads)-1 {
-			select {
-			case <-js.PublishAsyncComplete():
-			case <-time.After(time.Minute):
-				t.Fatal("publishing timed out")
-			}
-		}
-	}
+	publishAll(t, js, payloads, subject)
 	mod := c.upload(wasmbuild.UDF(t, "seqcheck"))
 	submit := func(bucket string) string {
 		return c.submit(fmt.Sprintf(`

@@ -61,6 +61,24 @@ func (b *lockedBuffer) String() string {
 // logText is what the process has written so far.
 func (c *child) logText() string { return c.log.String() }
 
+// publishAll publishes payloads[i] to subject(i) asynchronously, waiting
+// for the acknowledgements every 10,000 messages and at the end.
+func publishAll(t *testing.T, js jetstream.JetStream, payloads [][]byte, subject func(i int) string) {
+	t.Helper()
+	for i, p := range payloads {
+		if _, err := js.PublishAsync(subject(i), p); err != nil {
+			t.Fatal(err)
+		}
+		if i%10000 == 9999 || i == len(payloads)-1 {
+			select {
+			case <-js.PublishAsyncComplete():
+			case <-time.After(time.Minute):
+				t.Fatal("publishing timed out")
+			}
+		}
+	}
+}
+
 // freePort asks the kernel for a free loopback port.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -303,18 +321,7 @@ func TestKillNine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i, p := range payloads {
-		if _, err := js.PublishAsync(subject(i), p); err != nil {
-			t.Fatal(err)
-		}
-		if i%10000 == 9999 || i == len(payloads)-1 {
-			select {
-			case <-js.PublishAsyncComplete():
-			case <-time.After(time.Minute):
-				t.Fatal("publishing timed out")
-			}
-		}
-	}
+	publishAll(t, js, payloads, subject)
 
 	mod := c.upload(module)
 	jobID := c.submit(fmt.Sprintf(`
