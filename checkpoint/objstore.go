@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/jsplace"
 )
 
 // ObjectStore keeps checkpoints in a JetStream object store bucket, so that
@@ -25,8 +27,10 @@ type ObjectStore struct {
 // NewObjectStore opens or creates the bucket, with replicas copies on a
 // NATS cluster (1 when less).
 func NewObjectStore(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (*ObjectStore, error) {
-	obs, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: bucket, Description: "platform checkpoints and savepoints", Storage: jetstream.FileStorage, Replicas: max(replicas, 1),
+	obs, err := jsplace.Create(ctx, func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: bucket, Description: "platform checkpoints and savepoints", Storage: jetstream.FileStorage, Replicas: max(replicas, 1),
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint store: bucket %s: %w", bucket, err)

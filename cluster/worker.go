@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/jsplace"
 )
 
 // WorkersBucket is the key-value bucket of the workers' registrations, one
@@ -115,16 +117,20 @@ func Join(ctx context.Context, js jetstream.JetStream, cfg Config, report func()
 	}
 	// Entries of workers long dead age out; a live worker rewrites its
 	// own every third of the timeout.
-	workers, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: WorkersBucket, Description: "platform workers: registrations and heartbeats",
-		History: 1, TTL: max(20*cfg.Timeout, time.Minute), Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+	workers, err := jsplace.Create(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: WorkersBucket, Description: "platform workers: registrations and heartbeats",
+			History: 1, TTL: max(20*cfg.Timeout, time.Minute), Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: workers bucket: %w", err)
 	}
-	leases, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: LeasesBucket, Description: "platform job leases: which worker runs each job",
-		History: 1, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+	leases, err := jsplace.Create(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: LeasesBucket, Description: "platform job leases: which worker runs each job",
+			History: 1, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: leases bucket: %w", err)

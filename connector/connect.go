@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/jsplace"
 )
 
 // Client settings used by Connect.
@@ -64,11 +66,13 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj
 // EnsureReplicatedStream is EnsureStream with replicas copies of the stream
 // on a NATS cluster.
 func EnsureReplicatedStream(ctx context.Context, js jetstream.JetStream, name string, replicas int, subjects ...string) error {
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:     name,
-		Subjects: subjects,
-		Storage:  jetstream.FileStorage,
-		Replicas: max(replicas, 1),
+	_, err := jsplace.Create(ctx, func(ctx context.Context) (jetstream.Stream, error) {
+		return js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:     name,
+			Subjects: subjects,
+			Storage:  jetstream.FileStorage,
+			Replicas: max(replicas, 1),
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("connector: ensure stream %q with subjects %q: %w", name, subjects, err)

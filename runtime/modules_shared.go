@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/jsplace"
 )
 
 // Modules in cluster mode (Config.SharedModules): the shared store is the
@@ -63,14 +65,18 @@ func (m *Manager) openSharedModules(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(m.cfg.DataDir, "modules"), 0o755); err != nil {
 		return fmt.Errorf("shared modules: %w", err)
 	}
-	obs, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: modulesBucket, Description: "platform modules, named by content hash", Storage: jetstream.FileStorage, Replicas: m.replicas(),
+	obs, err := jsplace.Create(ctx, func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: modulesBucket, Description: "platform modules, named by content hash", Storage: jetstream.FileStorage, Replicas: m.replicas(),
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("shared modules: bucket %s: %w", modulesBucket, err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: moduleNamesBucket, Description: "platform module names and their versions", Storage: jetstream.FileStorage, History: 1, Replicas: m.replicas(),
+	kv, err := jsplace.Create(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: moduleNamesBucket, Description: "platform module names and their versions", Storage: jetstream.FileStorage, History: 1, Replicas: m.replicas(),
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("shared modules: bucket %s: %w", moduleNamesBucket, err)

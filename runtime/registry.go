@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/jsplace"
 )
 
 // registryBucket is the JetStream key-value bucket that keeps the job
@@ -51,8 +53,10 @@ type registry struct {
 }
 
 func openRegistry(ctx context.Context, js jetstream.JetStream, replicas int) (*registry, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: registryBucket, Description: "platform job registry", Storage: jetstream.FileStorage, History: 1, Replicas: replicas,
+	kv, err := jsplace.Create(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: registryBucket, Description: "platform job registry", Storage: jetstream.FileStorage, History: 1, Replicas: replicas,
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job registry: %w", err)
