@@ -35,7 +35,7 @@ func TestValidateJob(t *testing.T) {
 	const tmpl = `name: v
 parallelism: 2
 sources:
-  - {id: in, jetstream: {stream: %s, subjects: ["in.>"]}}
+  - {id: in, jetstream: {stream: %s, subjects: ["in.a", "in.b"]}}
 operators:
   - id: up
     input: in
@@ -94,7 +94,7 @@ sinks:
 			{Path: "operators[0].map.function", Message: `module ` + mod.ID + ` has no function "uper" (it has upper (map))`, Line: 8},
 		}},
 		{"missing stream", fmt.Sprintf(strings.Replace(tmpl, "filter: {", "map: {", 1), "INPUT", mod.ID, "upper", mod.ID, "out"), []spec.FieldError{
-			{Path: "sources[0].jetstream.stream", Message: `no stream "INPUT"; create it with: platform stream add INPUT --subjects 'in.>'`, Line: 4},
+			{Path: "sources[0].jetstream.stream", Message: `no stream "INPUT"; create it with: platform stream add INPUT --subjects in.a,in.b`, Line: 4},
 		}},
 		{"no stream captures the sink's subject", fmt.Sprintf(strings.Replace(tmpl, "filter: {", "map: {", 1), "IN", mod.ID, "upper", mod.ID, "out.words"), []spec.FieldError{
 			{Path: "sinks[0].jetstream.subject", Message: `no stream captures "out.words"; create one with: platform stream add OUT_WORDS --subjects out.words`, Line: 11},

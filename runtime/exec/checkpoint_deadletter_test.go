@@ -55,9 +55,9 @@ parallelism: %d
 checkpoint: {interval: 1h, mode: %s}
 on_udf_error: dead_letter
 dead_letter_subject: dlq
-sources: [{id: %s, jetstream: {stream: IN, bounded: true}}]
+sources: [{id: %s, parallelism: %d, jetstream: {stream: IN, bounded: true}}]
 sinks: [{id: out, input: %s, discard: true}]
-`, parallelism, mode, source, source))
+`, parallelism, mode, source, parallelism, source))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,9 +104,10 @@ func designJob() *Job {
 		UDF:            UDFLimits{MemoryLimit: 64 << 20, CallTimeout: dur("10s"), BatchSize: 1024},
 		State:          &StateBackend{Backend: "memory"},
 		Sources: []Source{
-			{ID: "clicks", Parallelism: 2, JetStream: &JSSource{Stream: "CLICKS", Subjects: []string{"clicks.>"}, OnGap: "fail"},
+			// One subject filter each: one split, so one subtask.
+			{ID: "clicks", Parallelism: 1, JetStream: &JSSource{Stream: "CLICKS", Subjects: []string{"clicks.>"}, OnGap: "fail"},
 				Timestamp: &Timestamp{Field: "ts"}, Watermark: wm("30s")},
-			{ID: "impressions", Parallelism: 2, JetStream: &JSSource{Stream: "IMPRESSIONS", Subjects: []string{"impressions.>"}, OnGap: "fail"},
+			{ID: "impressions", Parallelism: 1, JetStream: &JSSource{Stream: "IMPRESSIONS", Subjects: []string{"impressions.>"}, OnGap: "fail"},
 				Timestamp: &Timestamp{Field: "ts"}, Watermark: wm("0s")},
 		},
 		Operators: []Operator{

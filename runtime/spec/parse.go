@@ -44,7 +44,8 @@ func Parse(data []byte) (*Job, error) {
 }
 
 // inheritParallelism gives the job's parallelism to every vertex that does
-// not set its own.
+// not set its own, except that a source gets no more subtasks than it has
+// splits: the rest would never read (docs/JOBS.md, "Source parallelism").
 func inheritParallelism(j *Job, seen map[string]int) {
 	set := func(list string, i int, p *int) {
 		if _, ok := seen[fmt.Sprintf("%s[%d].parallelism", list, i)]; !ok {
@@ -52,7 +53,13 @@ func inheritParallelism(j *Job, seen map[string]int) {
 		}
 	}
 	for i := range j.Sources {
-		set("sources", i, &j.Sources[i].Parallelism)
+		s := &j.Sources[i]
+		set("sources", i, &s.Parallelism)
+		if _, ok := seen[fmt.Sprintf("sources[%d].parallelism", i)]; !ok {
+			if n := s.Splits(); n > 0 && n < s.Parallelism {
+				s.Parallelism = n
+			}
+		}
 	}
 	for i := range j.Operators {
 		set("operators", i, &j.Operators[i].Parallelism)

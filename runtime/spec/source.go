@@ -14,6 +14,21 @@ type Source struct {
 	Watermark   *Watermark  `json:"watermark,omitempty"`
 }
 
+// Splits is the number of splits the source's input comes in, each read by
+// one subtask: a JetStream source's subject filters (one for the whole
+// stream), one for a KV bucket; 0 when any number of subtasks share the
+// input (a generator splits its index space, core NATS subscriptions form a
+// queue group).
+func (s *Source) Splits() int {
+	switch {
+	case s.JetStream != nil:
+		return max(len(s.JetStream.Subjects), 1)
+	case s.KV != nil:
+		return 1
+	}
+	return 0
+}
+
 // JSSource reads a JetStream stream.
 type JSSource struct {
 	Stream string `json:"stream" required:"true"`
