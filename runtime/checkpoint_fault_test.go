@@ -20,7 +20,7 @@ import (
 
 // newTestJetStream starts an embedded NATS server for the test and connects
 // to it; both end with the test.
-func newTestJetStream(t *testing.T) jetstream.JetStream {
+func newTestJetStream(t testing.TB) jetstream.JetStream {
 	t.Helper()
 	ctx := context.Background()
 	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
@@ -37,7 +37,7 @@ func newTestJetStream(t *testing.T) jetstream.JetStream {
 }
 
 // newJetStreamManager is a manager with an embedded NATS server.
-func newJetStreamManager(t *testing.T) (*Manager, jetstream.JetStream) {
+func newJetStreamManager(t testing.TB) (*Manager, jetstream.JetStream) {
 	t.Helper()
 	ctx := context.Background()
 	js := newTestJetStream(t)

@@ -15,7 +15,7 @@ import (
 )
 
 // newTestHost is a host of the test's own, closed when it ends.
-func newTestHost(t *testing.T) *host.Host {
+func newTestHost(t testing.TB) *host.Host {
 	t.Helper()
 	h, err := host.New(context.Background(), host.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
