@@ -73,14 +73,11 @@ sinks: [{id: out, input: attribute, jetstream: {subject: %s}%s}]
 // that each subject filter is in time order.
 func (ts *testServer) publishJoinEvents(prefix string, evs []joinEvent, payloads [][]byte) {
 	ts.t.Helper()
-	for i, p := range payloads {
+	publishAll(ts.t, ts.js, payloads, func(i int) string {
 		var u int
 		fmt.Sscanf(evs[i].user, "u%d", &u)
-		if _, err := ts.js.PublishAsync(fmt.Sprintf("%s.%d", prefix, u%4), p); err != nil {
-			ts.t.Fatal(err)
-		}
-	}
-	<-ts.js.PublishAsyncComplete()
+		return fmt.Sprintf("%s.%d", prefix, u%4)
+	})
 }
 
 // TestIntervalJoinRestoredMatchesUninterruptedRun runs the same interval

@@ -160,9 +160,9 @@ created:  TIME
 checkpoints:  exactly_once, 1 completed, 0 failed, latest 1 at TIME
 
 VERTEX  KIND  PARALLELISM  TASK  IN  OUT  UDF ERRORS  BACKPRESSURE  WATERMARK
-lines  source  2  lines  1  1  0  0.00  -
-split  flat_map  2  lines  1  3  0  0.00  -
-out  sink  2  lines  3  3  0  0.00  -
+lines  source  1  lines  1  1  0  0.00  -
+split  flat_map  2  split  1  3  0  0.00  -
+out  sink  2  split  3  3  0  0.00  -
 `},
 		{args: []string{"job", "stop", job}, want: "job JOB1 FINISHED with savepoint JOB1-2\n"},
 		{args: []string{"job", "cancel", job}, wantErr: "Job already finished (409): job already finished"},
@@ -189,7 +189,7 @@ out  sink  2  lines  3  3  0  0.00  -
 		{args: []string{"job", "get", job2, "-o", "json"}, want: normalise(string(body), names)},
 		{args: []string{"job", "cancel", job2}, want: "job JOB2 CANCELED\n"},
 		{args: []string{"job", "watch", job2}, want: "job JOB2 (words) CANCELED\nVERTEX  PARALLELISM  IN  IN/S  OUT  OUT/S  WATERMARK  BACKPRESSURE\n" +
-			"lines  2  0  -  0  -  -  OK 0.00\nsplit  2  0  -  0  -  -  OK 0.00\nout  2  0  -  0  -  -  OK 0.00\n"},
+			"lines  1  0  -  0  -  -  OK 0.00\nsplit  2  0  -  0  -  -  OK 0.00\nout  2  0  -  0  -  -  OK 0.00\n"},
 		{args: []string{"job", "resume", job2, spec}, wantErr: "job JOB2 has no completed savepoint: take one with platform job savepoint JOB2 (or stop it)"},
 		{args: []string{"job", "submit", spec, "--from-savepoint", job + "-9"}, wantErr: "Invalid job (400):\n  from_savepoint: JOB1-9: no such savepoint"},
 		{args: []string{"job", "list", "-o", "id"}, want: "JOB1\nJOB2\n"},

@@ -49,8 +49,8 @@ func TestCLIDryRun(t *testing.T) {
 	valid := write("job.yaml", dryRunSpec)
 	names := map[string]string{"MOD": mod}
 	ts.check(names, []cliRun{
-		{args: []string{"job", "submit", "--dry-run", valid}, want: "job upper is valid: it would run 3 tasks (not started)\n" +
-			"VERTEX  KIND  PARALLELISM  TASK\nlines  source  2  lines\nup  map  2  lines\none  map  1  one\nout  sink  1  one\n"},
+		{args: []string{"job", "submit", "--dry-run", valid}, want: "job upper is valid: it would run 4 tasks (not started)\n" +
+			"VERTEX  KIND  PARALLELISM  TASK\nlines  source  1  lines\nup  map  2  up\none  map  1  one\nout  sink  1  one\n"},
 		{args: []string{"job", "submit", "--dry-run", valid, "-o", "id"}, want: "upper\n"},
 		{args: []string{"job", "list", "-o", "id"}, want: ""},
 		{args: []string{"job", "submit", "--dry-run", write("nostream.yaml", strings.Replace(dryRunSpec, "stream: TEXT", "stream: LINES", 1))},

@@ -154,16 +154,7 @@ func (ts *testServer) stream(name string, subjects []string, payloads [][]byte) 
 	if _, err := ts.js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: subjects, Storage: jetstream.FileStorage}); err != nil {
 		ts.t.Fatal(err)
 	}
-	for i, p := range payloads {
-		if _, err := ts.js.PublishAsync(subjects[i%len(subjects)], p); err != nil {
-			ts.t.Fatal(err)
-		}
-	}
-	select {
-	case <-ts.js.PublishAsyncComplete():
-	case <-time.After(time.Minute):
-		ts.t.Fatal("publishing timed out")
-	}
+	publishAll(ts.t, ts.js, payloads, func(i int) string { return subjects[i%len(subjects)] })
 }
 
 // read returns every message of a stream.

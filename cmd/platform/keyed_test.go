@@ -45,16 +45,7 @@ var udfStream = map[string]string{"dedup": "EVENTS", "fraud": "TRANSACTIONS"}
 func (ts *testServer) publishBy(name string, subjects []string, payloads [][]byte, subject func(i int) string) {
 	ts.t.Helper()
 	ts.stream(name, subjects, nil)
-	for i, p := range payloads {
-		if _, err := ts.js.PublishAsync(subject(i), p); err != nil {
-			ts.t.Fatal(err)
-		}
-	}
-	select {
-	case <-ts.js.PublishAsyncComplete():
-	case <-time.After(time.Minute):
-		ts.t.Fatal("publishing timed out")
-	}
+	publishAll(ts.t, ts.js, payloads, subject)
 }
 
 func vertexInfo(info runtime.JobInfo, id string) runtime.VertexInfo {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -61,21 +62,37 @@ func (b *lockedBuffer) String() string {
 // logText is what the process has written so far.
 func (c *child) logText() string { return c.log.String() }
 
-// publishAll publishes payloads[i] to subject(i) asynchronously, waiting
-// for the acknowledgements every 10,000 messages and at the end.
+// publishAll publishes payloads[i] on subject(i), acknowledged, with at most
+// 10,000 unacknowledged at a time. A publish refused because too many are
+// outstanding (acknowledgements slow on a loaded machine) waits for them
+// and goes again.
 func publishAll(t *testing.T, js jetstream.JetStream, payloads [][]byte, subject func(i int) string) {
 	t.Helper()
 	for i, p := range payloads {
-		if _, err := js.PublishAsync(subject(i), p); err != nil {
-			t.Fatal(err)
-		}
-		if i%10000 == 9999 || i == len(payloads)-1 {
-			select {
-			case <-js.PublishAsyncComplete():
-			case <-time.After(time.Minute):
-				t.Fatal("publishing timed out")
+		for {
+			_, err := js.PublishAsync(subject(i), p)
+			if err == nil {
+				break
 			}
+			if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+				t.Fatal(err)
+			}
+			awaitPublished(t, js)
 		}
+		if i%10000 == 9999 {
+			awaitPublished(t, js)
+		}
+	}
+	awaitPublished(t, js)
+}
+
+// awaitPublished waits until every async publish is acknowledged.
+func awaitPublished(t *testing.T, js jetstream.JetStream) {
+	t.Helper()
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(time.Minute):
+		t.Fatal("publishing timed out")
 	}
 }
 

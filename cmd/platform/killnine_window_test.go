@@ -36,19 +36,11 @@ func TestKillNineWindowJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i := range n {
-		p := fmt.Appendf(nil, `{"user":"u%d","ts":%d}`, i%users, 1_700_000_000_000+int64(i)*10)
-		if _, err := js.PublishAsync(fmt.Sprintf("win.%d", i%users%4), p); err != nil {
-			t.Fatal(err)
-		}
-		if i%10000 == 9999 {
-			select {
-			case <-js.PublishAsyncComplete():
-			case <-time.After(time.Minute):
-				t.Fatal("publishing timed out")
-			}
-		}
+	payloads := make([][]byte, n)
+	for i := range payloads {
+		payloads[i] = fmt.Appendf(nil, `{"user":"u%d","ts":%d}`, i%users, 1_700_000_000_000+int64(i)*10)
 	}
+	publishAll(t, js, payloads, func(i int) string { return fmt.Sprintf("win.%d", i%users%4) })
 	submit := func(out string) string { return c.submit(windowJob(out)) }
 	uninterrupted := submit("win_a")
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {

@@ -118,16 +118,7 @@ func TestNATSNodeLossMidJob(t *testing.T) {
 	const keys, perKey = 100, 200
 	const total = keys * perKey
 	payloads, subject := seqRecords(keys, perKey, 4, "in")
-	for i, p := range payloads {
-		if _, err := js.PublishAsync(subject(i), p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	select {
-	case <-js.PublishAsyncComplete():
-	case <-time.After(time.Minute):
-		t.Fatal("publishing timed out")
-	}
+	publishAll(t, js, payloads, subject)
 	if n, err := streamMsgs(js, "IN"); err != nil || n != total {
 		t.Fatalf("stream IN: %d messages (%v), want %d", n, err, total)
 	}

@@ -90,16 +90,7 @@ func (ts *testServer) job(id string) runtime.JobInfo {
 // publish sends payloads to a subject and waits for their acks.
 func (ts *testServer) publish(subject string, payloads [][]byte) {
 	ts.t.Helper()
-	for _, p := range payloads {
-		if _, err := ts.js.PublishAsync(subject, p); err != nil {
-			ts.t.Fatal(err)
-		}
-	}
-	select {
-	case <-ts.js.PublishAsyncComplete():
-	case <-time.After(time.Minute):
-		ts.t.Fatal("publishing timed out")
-	}
+	publishAll(ts.t, ts.js, payloads, func(int) string { return subject })
 }
 
 // waitFor polls cond until it holds, failing after a minute.

@@ -60,14 +60,13 @@ func TestSavepointRescale(t *testing.T) {
 	ts.stream("IN", []string{"in.>"}, nil)
 	ts.stream("OUT", []string{"out"}, nil)
 	publish := func(stage int) {
+		var payloads [][]byte
 		for s := stage*perStage + 1; s <= (stage+1)*perStage; s++ {
 			for k := 0; k < keys; k++ {
-				if _, err := ts.js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
-					t.Fatal(err)
-				}
+				payloads = append(payloads, fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s))
 			}
 		}
-		<-ts.js.PublishAsyncComplete()
+		publishAll(t, ts.js, payloads, func(i int) string { return fmt.Sprintf("in.%d", i%keys%4) })
 	}
 	spec := func(p int) string {
 		return fmt.Sprintf(`
