@@ -121,6 +121,13 @@ type TxSink struct {
 	kv *kvTarget
 	// staging holds the records Write stages for a KV sink.
 	staging kvMessages
+
+	// replay, after SkipCommitted, is the committed output Write drops
+	// from a replay; kept is the buffer of what it keeps, dropped the
+	// records it dropped (txsink_fallback.go).
+	replay  *replay
+	kept    []abi.Record
+	dropped int64
 }
 
 // commitJob is an epoch to publish, skipping the indexes found stored (and,
@@ -228,6 +235,9 @@ func (s *TxSink) Write(_ context.Context, recs []abi.Record) error {
 	}
 	if err := s.poll(); err != nil {
 		return err
+	}
+	if s.replay != nil {
+		recs = s.dropReplayed(recs)
 	}
 	if s.kv != nil {
 		var err error

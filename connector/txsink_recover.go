@@ -107,6 +107,17 @@ func epochPrefix(e *Epoch) string {
 // readBack reads the message ids stored on the sink's subject since since
 // and records, for each epoch prefix in checked, the indexes found.
 func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[string]map[int64]bool) error {
+	return s.scan(ctx, since, true, func(msg jetstream.Msg) error {
+		noteStored(storedID(msg.Headers()), checked)
+		return nil
+	})
+}
+
+// scan reads the messages stored on the sink's subject from since to the
+// subject's last message when it began (only their headers when
+// headersOnly), calling each for every one, and stops at each's first
+// error.
+func (s *TxSink) scan(ctx context.Context, since time.Time, headersOnly bool, each func(jetstream.Msg) error) error {
 	st, err := s.js.Stream(ctx, s.stream)
 	if err != nil {
 		return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
@@ -120,7 +131,7 @@ func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[stri
 	}
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{s.subject}, DeliverPolicy: jetstream.DeliverByStartTimePolicy,
-		OptStartTime: &since, HeadersOnly: true,
+		OptStartTime: &since, HeadersOnly: headersOnly,
 	})
 	if err != nil {
 		return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
@@ -144,7 +155,9 @@ func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[stri
 		done := false
 		for msg := range batch.Messages() {
 			n++
-			noteStored(storedID(msg.Headers()), checked)
+			if err := each(msg); err != nil {
+				return err
+			}
 			if meta, err := msg.Metadata(); err == nil && meta.Sequence.Stream >= last.Sequence {
 				done = true
 			}
