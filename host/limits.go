@@ -46,8 +46,8 @@ type moduleLimits struct {
 
 var defaultLimits = moduleLimits{exports: MaxExports, functions: MaxFunctions, codeBytes: MaxCodeBytes, imports: MaxImports}
 
-// check names each limit the module exceeds and each import of a module or
-// a function the host does not provide (allowed, by module and name). A
+// check names each limit the module exceeds and each import of a module the
+// host does not provide (allowed, by module and name) or of a reserved name. A
 // module it cannot split into sections, or whose counts or imports it
 // cannot read, passes what it could not read: the instrumenter and wazero
 // report what is wrong with it.
@@ -91,9 +91,11 @@ func (l moduleLimits) check(wasm []byte, allowed map[string]map[string]api.Funct
 	return problems
 }
 
-// checkImportNames reads the n imports at r and names each one the host
-// does not provide: of another module, or a function the module does not
-// have. Signatures are checked after compiling (checkImports).
+// checkImportNames reads the n imports at r and names each one of a module
+// the host does not provide, and each one of a name the platform reserves
+// (as the instrumenter would). Whether a provided module has the function
+// and its signature are checked after compiling (checkImports), with every
+// other problem of the module.
 func checkImportNames(r *wasmReader, n uint32, allowed map[string]map[string]api.FunctionDefinition) []string {
 	var problems []string
 	unlisted := 0
@@ -111,13 +113,12 @@ func checkImportNames(r *wasmReader, n uint32, allowed map[string]map[string]api
 			break
 		}
 		var problem string
-		funcs, known := allowed[string(module)]
-		switch {
+		switch _, known := allowed[string(module)]; {
+		case string(name) == stopExport || string(name) == startExport:
+			problem = fmt.Sprintf("import %s.%s: %v", module, name, errReservedName)
 		case !known:
 			problem = fmt.Sprintf("import %s.%s: module %q is not provided by the host (it provides %s)",
 				module, name, module, strings.Join(slices.Sorted(maps.Keys(allowed)), ", "))
-		case kind == externFunc && funcs[string(name)] == nil:
-			problem = fmt.Sprintf("import %s.%s: not allowed", module, name)
 		default:
 			continue
 		}
