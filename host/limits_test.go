@@ -11,7 +11,7 @@ import (
 // withImportSection is wasm with an import section of the given imports (module,
 // name and kind, each function of type 0, each global an immutable i32)
 // before its function section.
-func withImportSection(t *testing.T, wasm []byte, imports [][3]string) []byte {
+func withImportSection(t testing.TB, wasm []byte, imports [][3]string) []byte {
 	t.Helper()
 	sections, err := splitSections(wasm)
 	if err != nil {
@@ -126,4 +126,23 @@ func TestCompileRefusesUnknownImportEarly(t *testing.T) {
 	if !errors.As(err, &verr) || !reflect.DeepEqual(verr.Problems, want) {
 		t.Fatalf("error %v, want the problems %q", err, want)
 	}
+}
+
+// FuzzModuleLimits: the limits' check reads any bytes without panicking
+// and lists at most one problem per limit of the sections other than
+// imports, and maxImportProblems and a count of the others for imports.
+func FuzzModuleLimits(f *testing.F) {
+	mod := manyFunctionsModule(3, 1, -1)
+	f.Add(mod)
+	f.Add(withImportSection(f, mod, [][3]string{{"env", "f", "func"}, {"wasi_snapshot_preview1", "fd_write", "func"}, {"env", "g", "global"}}))
+	f.Add(assemble(f, minimalWAT))
+	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
+	h, _ := newHost(f, "")
+	limits := moduleLimits{exports: 4, functions: 4, codeBytes: 64, imports: 4}
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		problems := limits.check(wasm, h.imports)
+		if len(problems) > 3+maxImportProblems+1 {
+			t.Fatalf("%d problems: %q", len(problems), problems)
+		}
+	})
 }
