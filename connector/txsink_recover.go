@@ -24,8 +24,9 @@ type RecoverStats struct {
 	// reading the stream back, or, for a KV sink, superseded by a later
 	// write of their key, and not sent.
 	Published, Skipped int64
-	// ReadBack: some epoch's commit may have started longer ago than the
-	// duplicate window, so the stream was read back.
+	// ReadBack: the stream was read back, because the sink is fenced or
+	// some epoch's commit may have started longer ago than the duplicate
+	// window.
 	ReadBack bool
 }
 
