@@ -46,8 +46,9 @@ type moduleLimits struct {
 
 var defaultLimits = moduleLimits{exports: MaxExports, functions: MaxFunctions, codeBytes: MaxCodeBytes, imports: MaxImports}
 
-// check names each limit the module exceeds and each import of a module the
-// host does not provide (allowed, by module and name) or of a reserved name. A
+// check names each limit the module exceeds and each import of a reserved
+// name, or of a module or function the host does not provide (allowed, by
+// module and name). A
 // module it cannot split into sections, or whose counts or imports it
 // cannot read, passes what it could not read: the instrumenter and wazero
 // report what is wrong with it.
@@ -91,11 +92,11 @@ func (l moduleLimits) check(wasm []byte, allowed map[string]map[string]api.Funct
 	return problems
 }
 
-// checkImportNames reads the n imports at r and names each one of a module
-// the host does not provide, and each one of a name the platform reserves
-// (as the instrumenter would). Whether a provided module has the function
-// and its signature are checked after compiling (checkImports), with every
-// other problem of the module.
+// checkImportNames reads the n imports at r and names each one of a name
+// the platform reserves (as the instrumenter would), of a module the host
+// does not provide, or of a function a provided module does not have.
+// Signatures are checked after compiling (checkImports), with the module's
+// other problems.
 func checkImportNames(r *wasmReader, n uint32, allowed map[string]map[string]api.FunctionDefinition) []string {
 	var problems []string
 	unlisted := 0
@@ -119,6 +120,8 @@ func checkImportNames(r *wasmReader, n uint32, allowed map[string]map[string]api
 		case !known:
 			problem = fmt.Sprintf("import %s.%s: module %q is not provided by the host (it provides %s)",
 				module, name, module, strings.Join(slices.Sorted(maps.Keys(allowed)), ", "))
+		case kind == externFunc && allowed[string(module)][string(name)] == nil:
+			problem = fmt.Sprintf("import %s.%s: not allowed", module, name)
 		default:
 			continue
 		}

@@ -57,8 +57,8 @@ func codeSize(t *testing.T, wasm []byte) uint32 {
 
 // TestModuleLimitsCodeAndImports: a module whose code section is larger
 // than the limit, or that declares more imports than the limit, imports
-// from a module the host does not provide or a reserved name, is refused
-// before compiling with a problem naming the limit or the
+// a reserved name or from a module or of a function the host does not
+// provide, is refused before compiling with a problem naming the limit or the
 // import; one at the limits is not. The limits are lowered so that the
 // modules stay small.
 func TestModuleLimitsCodeAndImports(t *testing.T) {
@@ -94,8 +94,8 @@ func TestModuleLimitsCodeAndImports(t *testing.T) {
 			[]string{`import env.memcpy: module "env" is not provided by the host ` + provided}},
 		{"a global of an unknown module", defaultLimits, withImportSection(t, mod, [][3]string{{"env", "g", "global"}}),
 			[]string{`import env.g: module "env" is not provided by the host ` + provided}},
-		// Left to the check after compiling, with the signatures.
-		{"an unknown function of a provided module", defaultLimits, withImportSection(t, mod, [][3]string{wasi("sock_open"), {"platform", "bogus", "func"}}), nil},
+		{"an unknown function", defaultLimits, withImportSection(t, mod, [][3]string{wasi("sock_open"), wasi("fd_write"), {"platform", "bogus", "func"}}),
+			[]string{"import wasi_snapshot_preview1.sock_open: not allowed", "import platform.bogus: not allowed"}},
 		{"a reserved name", defaultLimits, withImportSection(t, mod, [][3]string{{"env", "platform_stop", "func"}}),
 			[]string{"import env.platform_stop: name reserved by the platform"}},
 		{"many unknown", defaultLimits, withImportSection(t, mod, unknown), append(func() []string {
