@@ -111,7 +111,8 @@ func BenchmarkTxSinkCommit(b *testing.B) { benchTxSinkCommit(b, false, 1) }
 
 // BenchmarkTxSinkCommitFenced is BenchmarkTxSinkCommit with the sink
 // fenced: on this stream of one replica every message goes out expecting
-// the fence, as many in flight as unfenced.
+// the fence, with its id as Platform-Id rather than Nats-Msg-Id, as many in
+// flight as unfenced.
 func BenchmarkTxSinkCommitFenced(b *testing.B) { benchTxSinkCommit(b, true, 1) }
 
 // BenchmarkTxSinkCommitFencedBatches is BenchmarkTxSinkCommitFenced in

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // ErrFenced is a fenced sink's commit that JetStream refused because
@@ -204,4 +206,67 @@ func subjectCovers(filter, pattern string) bool {
 		}
 	}
 	return len(f) == len(p)
+}
+
+// advanceFence writes a new fence message on f's subject, in stream, on the
+// condition that f's message is still the subject's last, and moves f to
+// it: from then on JetStream refuses every message still on its way that
+// expects f's old sequence, which a read-back after the advance can rely
+// on. It fails with ErrFenced when another owner took the fence since f.
+// An owner renews its own fence so, it never takes another's: a zombie's
+// advance fails.
+//
+// f is changed in place, so that whoever keeps it for the subtask's next
+// start (the job's fences, one per subtask under its lease) holds the new
+// sequence.
+func advanceFence(ctx context.Context, js jetstream.JetStream, stream string, f *Fence) error {
+	return advanceFenceAs(ctx, js, stream, f, nuid.Next())
+}
+
+// advanceFenceAs is advanceFence writing mark as the new fence message:
+// when the condition fails, a message with this mark as the subject's last
+// is this advance's own, stored by a try whose acknowledgement was lost.
+func advanceFenceAs(ctx context.Context, js jetstream.JetStream, stream string, f *Fence, mark string) error {
+	busyUntil := time.Now().Add(fenceBusyFor)
+	for {
+		ack, err := js.Publish(ctx, f.Subject, []byte(mark), jetstream.WithExpectLastSequenceForSubject(f.Seq, f.Subject))
+		if err == nil {
+			f.Seq = ack.Sequence
+			return nil
+		}
+		switch {
+		case hasCode(err, jetstream.JSErrCodeStreamWrongLastSequence):
+			st, serr := js.Stream(ctx, stream)
+			if serr != nil {
+				return fmt.Errorf("connector: advance fence %s: stream %q: %w", f, stream, serr)
+			}
+			last, lerr := st.GetLastMsgForSubject(ctx, f.Subject)
+			if lerr == nil && string(last.Data) == mark {
+				f.Seq = last.Sequence
+				return nil
+			}
+			return fmt.Errorf("connector: advance fence %s: %w: %w", f, ErrFenced, err)
+		case ctx.Err() != nil:
+			return fmt.Errorf("connector: advance fence %s: %w", f, ctx.Err())
+		case !passingFenceError(err) || time.Now().After(busyUntil):
+			return fmt.Errorf("connector: advance fence %s: %w", f, err)
+		}
+		t := time.NewTimer(fenceBusyWait/2 + rand.N(fenceBusyWait))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("connector: advance fence %s: %w", f, ctx.Err())
+		}
+	}
+}
+
+// passingFenceError: a write on a fence subject failed for a reason that
+// passes, so it is tried again: another conditional write on the subject in
+// progress (on a replicated stream), no stream answering on it yet, or no
+// acknowledgement (it may have been stored: advanceFenceAs's mark tells).
+func passingFenceError(err error) bool {
+	return hasCode(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
 }

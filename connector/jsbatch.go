@@ -54,7 +54,7 @@ func newBatchPublisher(nc *nats.Conn, subject string, fence *Fence) (*batchPubli
 	p := &batchPublisher{nc: nc, inbox: nc.NewInbox(), msg: nats.Msg{Subject: subject}}
 	p.hdr.init(true, true)
 	p.hdr.vals[valBatchCommit] = "1"
-	p.hdr.vals[valFenceSeq] = strconv.FormatUint(fence.Seq, 10)
+	p.hdr.fenceAt(fence.Seq)
 	p.hdr.vals[valFenceSubject] = fence.Subject
 	sub, err := nc.SubscribeSync(p.inbox + ".*")
 	if err != nil {

@@ -26,7 +26,7 @@ func TestJetStreamSourceSkipsFences(t *testing.T) {
 	}
 	var want []got
 	for i := range 3 {
-		want = append(want, got{value: fmt.Sprintf("v%d", i), ts: gs[i].ts, headers: fmt.Sprintf("Nats-Msg-Id=job.out.0.1.%d;Platform-Key=k;Platform-Timestamp=%d", i, i)})
+		want = append(want, got{value: fmt.Sprintf("v%d", i), ts: gs[i].ts, headers: fmt.Sprintf("Platform-Id=job.out.0.1.%d;Platform-Key=k;Platform-Timestamp=%d", i, i)})
 	}
 	if !slices.Equal(gs, want) {
 		t.Fatalf("read %v, want %v", gs, want)

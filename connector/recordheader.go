@@ -9,6 +9,15 @@ import (
 	"wasmstream.io/platform/abi"
 )
 
+// HeaderID is the header carrying a record's id, <prefix>.<epoch>.<index>,
+// in the messages of a fenced sink that commits message by message (on a
+// stream of one replica), instead of Nats-Msg-Id: there the fence keeps a
+// commit from storing a record twice (Recover advances the fence and reads
+// back what earlier commits stored), and JetStream's de-duplication of
+// every id would only cost the server (docs/RATIONALE.md, "A fenced sink
+// on one replica carries no Nats-Msg-Id").
+const HeaderID = "Platform-Id"
+
 // Headers of a message in a JetStream atomic batch.
 const (
 	hdrBatchID     = "Nats-Batch-Id"
@@ -38,7 +47,8 @@ const (
 // record with headers. ids: messages carry Nats-Msg-Id; batch: they carry
 // the headers of an atomic batch, whose values the batch publisher sets in
 // vals (the commit and fence headers present or not, per message); expect:
-// every message expects the fence in vals (expectFence).
+// every message expects the fence in vals (expectFence), and carries its
+// id as idName, HeaderID rather than Nats-Msg-Id.
 type recordHeaders struct {
 	plain  nats.Header
 	own    nats.Header
@@ -47,6 +57,7 @@ type recordHeaders struct {
 	ids    bool
 	batch  bool
 	expect bool
+	idName string
 	// subject, when set (route), is where header writes the subject of
 	// each record's message: subjectPrefix and the record's key.
 	subject       *string
@@ -66,18 +77,23 @@ func (h *recordHeaders) route(subject *string, prefix string) {
 // init makes the headers in place: the plain header's values are slices of
 // vals, so h must not be copied after.
 func (h *recordHeaders) init(ids, batch bool) {
-	h.plain, h.own, h.ids, h.batch = make(nats.Header, numVals), nats.Header{}, ids, batch
+	h.plain, h.own, h.ids, h.batch, h.idName = make(nats.Header, numVals), nats.Header{}, ids, batch, nats.MsgIdHdr
 	h.setOwn(h.plain)
 }
 
 // expectFence makes every message expect fence f as the last message on
-// its subject, after init.
+// its subject and carry its id as HeaderID, after init.
 func (h *recordHeaders) expectFence(f *Fence) {
-	h.vals[valFenceSeq] = strconv.FormatUint(f.Seq, 10)
+	h.fenceAt(f.Seq)
 	h.vals[valFenceSubject] = f.Subject
 	h.expect = true
+	delete(h.plain, h.idName)
+	h.idName = HeaderID
 	h.setOwn(h.plain)
 }
+
+// fenceAt makes the messages that expect the fence expect sequence seq.
+func (h *recordHeaders) fenceAt(seq uint64) { h.vals[valFenceSeq] = strconv.FormatUint(seq, 10) }
 
 // setOwn sets the headers the sink adds in hd, replacing those of the same
 // names, as slices of vals.
@@ -85,7 +101,7 @@ func (h *recordHeaders) setOwn(hd nats.Header) {
 	hd[HeaderKey] = h.slot(valKey, true)
 	hd[HeaderTimestamp] = h.slot(valTimestamp, true)
 	if h.ids {
-		hd[nats.MsgIdHdr] = h.slot(valID, true)
+		hd[h.idName] = h.slot(valID, true)
 	}
 	if h.batch {
 		hd[hdrBatchID] = h.slot(valBatchID, true)

@@ -38,16 +38,12 @@ type TxSinkConfig struct {
 	// mode): every message is then stored only while the fence is still
 	// the latest, and a commit after another owner took the fence fails
 	// with ErrFenced. On a stream of one replica each message carries the
-	// condition; on a replicated stream the commit goes out as JetStream
-	// atomic batches, each carrying it once (fencedInBatches). Nil (one
-	// process, the embedded mode) publishes each message unconditionally.
-	//
-	// A batch refused for holding an id JetStream has was stored whole
-	// when every commit of the epoch went out in batches. When Recover
-	// commits an epoch, an earlier commit may have stored part of a batch
-	// (message by message, on one replica or unfenced): the first batch
-	// refused so makes the sink read back which of the epoch's ids the
-	// stream holds, and it sends the rest.
+	// condition, and its id as HeaderID instead of Nats-Msg-Id; on a
+	// replicated stream the commit goes out as JetStream atomic batches,
+	// each carrying it once (fencedInBatches). Recover advances the fence
+	// (changing it in place) and reads back what earlier commits stored.
+	// Nil (one process, the embedded mode) publishes each message
+	// unconditionally, with Nats-Msg-Id.
 	Fence *Fence
 
 	// inBatches makes a fenced sink commit in atomic batches whatever
@@ -69,9 +65,10 @@ type TxSinkConfig struct {
 // A fenced sink (TxSinkConfig.Fence) publishes each message conditional
 // on the fence when its stream has one replica, and otherwise each epoch
 // as atomic batches of the indexes [1000k, 1000k+1000), one batch at a
-// time, each conditional on the fence; a recommit sends the very same
-// batches, and a batch JetStream finds a duplicate of was stored whole
-// before and is skipped (after a read-back, for a recovered epoch).
+// time, each conditional on the fence. Its Recover first advances the
+// fence, so that nothing an earlier commit still has on its way can be
+// stored after, then reads back every epoch's stored ids and sends the
+// rest.
 //
 // Goroutines: the subtask's goroutine calls every method; the reader
 // Snapshot returns may be read on another. The committer goroutine (started
@@ -124,17 +121,21 @@ type TxSink struct {
 	kv *kvTarget
 	// staging holds the records Write stages for a KV sink.
 	staging kvMessages
+
+	// replay, after SkipCommitted, is the committed output Write drops
+	// from a replay; kept is the buffer of what it keeps, dropped the
+	// records it dropped (txsink_fallback.go).
+	replay  *replay
+	kept    []abi.Record
+	dropped int64
 }
 
 // commitJob is an epoch to publish, skipping the indexes found stored (and,
-// compacted, those a later record of the same key supersedes). since, for
-// an epoch Recover commits, is a time before any earlier commit of it
-// began: what a read-back of its stored ids starts from.
+// compacted, those a later record of the same key supersedes).
 type commitJob struct {
 	e         *Epoch
 	skip      map[int64]bool
 	compacted bool
-	since     time.Time
 }
 
 // NewTxSink checks that a stream captures cfg.Subject and returns the sink
@@ -234,6 +235,9 @@ func (s *TxSink) Write(_ context.Context, recs []abi.Record) error {
 	}
 	if err := s.poll(); err != nil {
 		return err
+	}
+	if s.replay != nil {
+		recs = s.dropReplayed(recs)
 	}
 	if s.kv != nil {
 		var err error

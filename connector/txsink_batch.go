@@ -3,7 +3,6 @@ package connector
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,15 +49,11 @@ type BatchStats struct {
 	// batch cut short by a change of stream leader, another conditional
 	// write on the fence subject in progress.
 	Retried int64
-	// ReadBack counts the recovered epochs whose stored ids the committer
-	// read back because JetStream refused a batch of theirs as holding a
-	// duplicate.
-	ReadBack int64
 }
 
 // batchCounters are a TxSink's BatchStats, counted by its committer.
 type batchCounters struct {
-	stored, skipped, retried, readBack atomic.Int64
+	stored, skipped, retried atomic.Int64
 }
 
 // Batches returns what the committer of a sink fenced in batches did with
@@ -67,7 +62,7 @@ type batchCounters struct {
 func (s *TxSink) Batches() BatchStats {
 	return BatchStats{
 		Stored: s.stats.stored.Load(), Skipped: s.stats.skipped.Load(),
-		Retried: s.stats.retried.Load(), ReadBack: s.stats.readBack.Load(),
+		Retried: s.stats.retried.Load(),
 	}
 }
 
@@ -98,15 +93,11 @@ type fencedCommit struct {
 	// next is the first batch not yet stored; tries counts its refusals.
 	next  int
 	tries int
-	// verify: a batch refused as holding a duplicate may have been stored
-	// in part, so the stored ids are read back first (a recovered epoch
-	// not read back yet).
-	verify bool
 }
 
 func newFencedCommit(job commitJob) *fencedCommit {
 	n := int((job.e.Count + batchMax - 1) / batchMax)
-	c := &fencedCommit{job: job, sizes: make([]int, n), lasts: make([]int64, n), verify: !job.since.IsZero()}
+	c := &fencedCommit{job: job, sizes: make([]int, n), lasts: make([]int64, n)}
 	c.plan()
 	return c
 }
@@ -148,11 +139,10 @@ func (c *fencedCommit) skipEmpty(stats *batchCounters) {
 // publishFenced publishes epoch job.e as atomic batches, one at a time,
 // the first message of each expecting the fence message as the fence
 // subject's last: a batch is stored whole, and only while the fence is the
-// latest. A batch refused as holding a duplicate was stored before (by an
-// earlier owner, or a commit that failed after it) and is skipped: whole,
-// when every earlier commit of the epoch went out in these batches, which
-// a recovered epoch cannot tell, so for one the stored ids are read back
-// first and the batch sends the rest. A batch refused for a passing reason
+// latest. A batch refused as holding a duplicate is skipped: Recover reads
+// back what earlier commits stored and a recovered epoch skips those ids,
+// so only a batch stored whole before is refused so. A batch refused for a
+// passing reason
 // is sent again, with a new batch id and with a reply subject on every
 // message, so that a message the server refuses is named by its own error.
 func (s *TxSink) publishFenced(job commitJob) error {
@@ -163,12 +153,6 @@ func (s *TxSink) publishFenced(job commitJob) error {
 		err := s.sendBatches(c)
 		if err == nil {
 			return nil
-		}
-		if errors.Is(err, errVerifyDuplicate) {
-			if err := s.readBackCommit(c); err != nil {
-				return err
-			}
-			continue
 		}
 		if !retryableBatch(err) || c.tries == batchRetries {
 			return err
@@ -219,8 +203,6 @@ func (s *TxSink) sendBatches(c *fencedCommit) error {
 		switch {
 		case err == nil:
 			s.stats.stored.Add(1)
-		case hasCode(err, jsErrCodeBatchHasDuplicate) && c.verify:
-			return errVerifyDuplicate
 		case hasCode(err, jsErrCodeBatchHasDuplicate):
 			s.stats.skipped.Add(1)
 		default:
@@ -229,31 +211,6 @@ func (s *TxSink) sendBatches(c *fencedCommit) error {
 		c.done(&s.stats)
 		return nil
 	})
-}
-
-// errVerifyDuplicate is a batch of a recovered epoch refused as holding a
-// duplicate: which of the epoch's ids are stored must be read back.
-var errVerifyDuplicate = errors.New("batch holds a stored id")
-
-// readBackCommit reads back the ids of c's epoch stored since c.job.since,
-// adds them to the indexes c skips and sizes its batches again: the batch
-// refused as holding a duplicate then sends only what is not stored.
-func (s *TxSink) readBackCommit(c *fencedCommit) error {
-	prefix := epochPrefix(c.job.e)
-	checked := map[string]map[int64]bool{prefix: {}}
-	if err := s.readBack(s.runCtx, c.job.since, checked); err != nil {
-		return err
-	}
-	s.stats.readBack.Add(1)
-	if c.job.skip == nil {
-		c.job.skip = checked[prefix]
-	} else {
-		maps.Copy(c.job.skip, checked[prefix])
-	}
-	c.verify = false
-	c.plan()
-	c.skipEmpty(&s.stats)
-	return nil
 }
 
 // retryableBatch: err refused a batch for a reason that passes, and nothing

@@ -77,7 +77,8 @@ var fenceModes = []struct {
 
 // TestFencedTxSinkCommitsExactly: epochs of sizes around the batch size are
 // committed whole, with the ids of the unfenced sink: message by message,
-// each expecting the fence, or in batches of the indexes [1000k,
+// each expecting the fence and carrying its id as Platform-Id, or in
+// batches (with Nats-Msg-Id) of the indexes [1000k,
 // 1000k+1000), the first message of each expecting the fence.
 func TestFencedTxSinkCommitsExactly(t *testing.T) {
 	sizes := []int{1, 999, 1000, 1001, 2500}
@@ -121,12 +122,18 @@ func TestFencedTxSinkCommitsExactly(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if h := first.Header; h.Get(nats.MsgIdHdr) != "job.out.0.5.1000" ||
+				// Message by message the id is in Platform-Id, and no
+				// message carries a Nats-Msg-Id for JetStream to keep.
+				idHdr, noHdr := HeaderID, nats.MsgIdHdr
+				if mode.inBatches {
+					idHdr, noHdr = nats.MsgIdHdr, HeaderID
+				}
+				if h := first.Header; h.Get(idHdr) != "job.out.0.5.1000" || h.Get(noHdr) != "" ||
 					h.Get(jetstream.ExpectedLastSubjSeqHeader) != "1" || h.Get(jetstream.ExpectedLastSubjSeqSubjHeader) != f.Subject {
 					t.Fatalf("first message of a batch has headers %v", h)
 				}
 				h := last.Header
-				if h.Get(nats.MsgIdHdr) != "job.out.0.5.999" {
+				if h.Get(idHdr) != "job.out.0.5.999" || h.Get(noHdr) != "" {
 					t.Fatalf("last message of a batch has headers %v", h)
 				}
 				if !mode.inBatches {
@@ -188,13 +195,12 @@ func TestFencedTxSinkZombieIsRejected(t *testing.T) {
 }
 
 // TestFencedTxSinkRecommits: an epoch recovered under a new fence stores
-// what the earlier owner did not, whichever way either commits. Committing
-// message by message, the new owner sends every record JetStream does not
-// hold (within the duplicate window it drops the others, beyond it they are
-// read back); in batches, a batch refused as holding a duplicate makes it
-// read back which records are stored (within the window) or they were read
-// back before (beyond it), and it skips the batches stored whole and sends
-// the rest of the others.
+// what the earlier owner did not, whichever way either commits. The new
+// owner advances its fence and reads back which records are stored (by
+// their Nats-Msg-Id, or by Platform-Id for a fenced commit message by
+// message), within the duplicate window or beyond it, and sends only the
+// others: message by message, or in batches, skipping a batch stored whole
+// and sending the rest of the others.
 func TestFencedTxSinkRecommits(t *testing.T) {
 	// How the earlier owner committed the first records of the epoch.
 	const (
@@ -203,6 +209,9 @@ func TestFencedTxSinkRecommits(t *testing.T) {
 		byMessage
 		inBatches
 	)
+	read := func(stored int64) RecoverStats {
+		return RecoverStats{Epochs: 1, Published: 2500 - stored, Skipped: stored, ReadBack: true}
+	}
 	tests := []struct {
 		name string
 		// window is the stream's duplicate window; the earlier owner
@@ -215,19 +224,20 @@ func TestFencedTxSinkRecommits(t *testing.T) {
 		st      RecoverStats
 		want    BatchStats
 	}{
-		{"committed", time.Minute, 2500, inBatches, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Skipped: 3, ReadBack: 1}},
-		{"two batches of three", time.Minute, 2000, inBatches, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 1, Skipped: 2, ReadBack: 1}},
-		{"nothing", time.Minute, 0, none, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 3}},
-		{"two batches beyond the window", time.Second, 2000, inBatches, true, RecoverStats{Epochs: 1, Published: 500, Skipped: 2000, ReadBack: true}, BatchStats{Stored: 1, Skipped: 2}},
-		// Read back, the second batch sends only its last 500 records.
-		{"one and a half batches unfenced, beyond the window", time.Second, 1500, unfenced, true, RecoverStats{Epochs: 1, Published: 1000, Skipped: 1500, ReadBack: true}, BatchStats{Stored: 2, Skipped: 1}},
-		{"one and a half batches unfenced", time.Minute, 1500, unfenced, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 2, Skipped: 1, ReadBack: 1}},
-		{"one and a half batches message by message", time.Minute, 1500, byMessage, true, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{Stored: 2, Skipped: 1, ReadBack: 1}},
-		{"message by message, committed", time.Minute, 2500, byMessage, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{}},
-		{"message by message, two batches of three", time.Minute, 2000, inBatches, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{}},
-		{"message by message, 1500 records", time.Minute, 1500, byMessage, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{}},
-		{"message by message, nothing", time.Minute, 0, none, false, RecoverStats{Epochs: 1, Published: 2500}, BatchStats{}},
-		{"message by message, beyond the window", time.Second, 1500, byMessage, false, RecoverStats{Epochs: 1, Published: 1000, Skipped: 1500, ReadBack: true}, BatchStats{}},
+		{"committed", time.Minute, 2500, inBatches, true, read(2500), BatchStats{Skipped: 3}},
+		{"two batches of three", time.Minute, 2000, inBatches, true, read(2000), BatchStats{Stored: 1, Skipped: 2}},
+		{"nothing", time.Minute, 0, none, true, read(0), BatchStats{Stored: 3}},
+		{"two batches beyond the window", time.Second, 2000, inBatches, true, read(2000), BatchStats{Stored: 1, Skipped: 2}},
+		// The second batch sends only its last 500 records.
+		{"one and a half batches unfenced, beyond the window", time.Second, 1500, unfenced, true, read(1500), BatchStats{Stored: 2, Skipped: 1}},
+		{"one and a half batches unfenced", time.Minute, 1500, unfenced, true, read(1500), BatchStats{Stored: 2, Skipped: 1}},
+		{"one and a half batches message by message", time.Minute, 1500, byMessage, true, read(1500), BatchStats{Stored: 2, Skipped: 1}},
+		{"message by message, committed", time.Minute, 2500, byMessage, false, read(2500), BatchStats{}},
+		{"message by message, two batches of three", time.Minute, 2000, inBatches, false, read(2000), BatchStats{}},
+		{"message by message, 1500 records", time.Minute, 1500, byMessage, false, read(1500), BatchStats{}},
+		{"message by message, 1500 records unfenced", time.Minute, 1500, unfenced, false, read(1500), BatchStats{}},
+		{"message by message, nothing", time.Minute, 0, none, false, read(0), BatchStats{}},
+		{"message by message, beyond the window", time.Second, 1500, byMessage, false, read(1500), BatchStats{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,8 +25,11 @@ import (
 // recovery commits in batches.
 func fencedInBatches(cfg jetstream.StreamConfig) bool { return cfg.Replicas > 1 }
 
-// newFencedPublisher is an ackPublisher whose messages each carry message
-// ids and expect fence f as the last message on its subject.
+// newFencedPublisher is an ackPublisher whose messages each carry their id
+// as HeaderID and expect fence f as the last message on its subject. They
+// carry no Nats-Msg-Id: the fence already keeps a commit from storing a
+// record twice, with Recover's advance and read-back, so JetStream's
+// de-duplication would cost the server a map entry per message for nothing.
 func newFencedPublisher(nc *nats.Conn, subject string, f *Fence) (*ackPublisher, error) {
 	p, err := newAckPublisher(nc, subject, true)
 	if err != nil {

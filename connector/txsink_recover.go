@@ -24,34 +24,43 @@ type RecoverStats struct {
 	// reading the stream back, or, for a KV sink, superseded by a later
 	// write of their key, and not sent.
 	Published, Skipped int64
-	// ReadBack: some epoch's commit may have started longer ago than the
-	// duplicate window, so the stream was read back.
+	// ReadBack: the stream was read back, because the sink is fenced or
+	// some epoch's commit may have started longer ago than the duplicate
+	// window.
 	ReadBack bool
 }
 
 // Recover commits epochs restored from a completed checkpoint (sealed
-// epochs it kept) and waits until they are acknowledged. restored is when
-// that checkpoint was triggered: no commit of an epoch that has no Since
-// began before it. An epoch whose commit may have begun longer ago than the
-// stream's duplicate window (less a margin) is read back: the ids stored
-// since its commit began are read from the stream and not published again.
-// A sink fenced in batches reads an epoch back later, when JetStream
-// refuses one of its batches as holding a duplicate (publishFenced).
+// epochs it kept) and waits until they are acknowledged; it must be called
+// before the sink's first Commit. restored is when that checkpoint was
+// triggered: no commit of an epoch that has no Since began before it. An
+// epoch whose commit may have begun longer ago than the stream's duplicate
+// window (less a margin) is read back: the ids stored since its commit
+// began are read from the stream and not published again.
+//
+// A fenced sink first advances its fence (advanceFence), so that no
+// message of an earlier commit under the same fence can be stored after,
+// and then reads every epoch back: its messages on one replica carry no
+// Nats-Msg-Id for JetStream to drop (HeaderID), and in batches a batch
+// holding one stored id would be refused whole.
 func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Time) (RecoverStats, error) {
 	st := RecoverStats{Epochs: len(epochs)}
+	if s.fence != nil && len(epochs) > 0 {
+		if err := s.advanceFence(ctx); err != nil {
+			return st, err
+		}
+	}
 	var (
 		checked  = map[string]map[int64]bool{}
-		starts   = make([]time.Time, len(epochs))
 		earliest time.Time
 	)
-	for i, e := range epochs {
+	for _, e := range epochs {
 		since := e.Since
 		if since.IsZero() {
 			since = restored
 		}
 		since = since.Add(-clockMargin)
-		starts[i] = since
-		if time.Since(since) < s.window-clockMargin {
+		if s.fence == nil && time.Since(since) < s.window-clockMargin {
 			continue
 		}
 		checked[epochPrefix(e)] = map[int64]bool{}
@@ -75,11 +84,7 @@ func (s *TxSink) Recover(ctx context.Context, epochs []*Epoch, restored time.Tim
 		}
 	}
 	for k, e := range epochs {
-		skip, readBack := checked[epochPrefix(e)]
-		job := commitJob{e: e, skip: skip}
-		if !readBack {
-			job.since = starts[k]
-		}
+		job := commitJob{e: e, skip: checked[epochPrefix(e)]}
 		if superseded != nil {
 			job.skip, job.compacted = mergeSkips(job.skip, superseded[k]), true
 		}
@@ -103,6 +108,17 @@ func epochPrefix(e *Epoch) string {
 // readBack reads the message ids stored on the sink's subject since since
 // and records, for each epoch prefix in checked, the indexes found.
 func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[string]map[int64]bool) error {
+	return s.scan(ctx, since, true, func(msg jetstream.Msg) error {
+		noteStored(storedID(msg.Headers()), checked)
+		return nil
+	})
+}
+
+// scan reads the messages stored on the sink's subject from since to the
+// subject's last message when it began (only their headers when
+// headersOnly), calling each for every one, and stops at each's first
+// error.
+func (s *TxSink) scan(ctx context.Context, since time.Time, headersOnly bool, each func(jetstream.Msg) error) error {
 	st, err := s.js.Stream(ctx, s.stream)
 	if err != nil {
 		return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
@@ -116,7 +132,7 @@ func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[stri
 	}
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{s.subject}, DeliverPolicy: jetstream.DeliverByStartTimePolicy,
-		OptStartTime: &since, HeadersOnly: true,
+		OptStartTime: &since, HeadersOnly: headersOnly,
 	})
 	if err != nil {
 		return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
@@ -140,7 +156,9 @@ func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[stri
 		done := false
 		for msg := range batch.Messages() {
 			n++
-			noteStored(msg.Headers().Get(nats.MsgIdHdr), checked)
+			if err := each(msg); err != nil {
+				return err
+			}
 			if meta, err := msg.Metadata(); err == nil && meta.Sequence.Stream >= last.Sequence {
 				done = true
 			}
@@ -166,6 +184,29 @@ func (s *TxSink) readBack(ctx context.Context, since time.Time, checked map[stri
 
 // readBackStall is how long a read-back may bring nothing before it fails.
 const readBackStall = 30 * time.Second
+
+// storedID is the id a sink stored its message with: HeaderID (a fenced
+// sink's, on one replica) or Nats-Msg-Id.
+func storedID(h nats.Header) string {
+	if id := h.Get(HeaderID); id != "" {
+		return id
+	}
+	return h.Get(nats.MsgIdHdr)
+}
+
+// advanceFence advances the sink's fence and makes its messages expect the
+// new one.
+func (s *TxSink) advanceFence(ctx context.Context) error {
+	if err := advanceFence(ctx, s.js, s.stream, s.fence); err != nil {
+		return fmt.Errorf("connector: sink to %q: recover: %w", s.subject, err)
+	}
+	if s.batches != nil {
+		s.batches.hdr.fenceAt(s.fence.Seq)
+	} else {
+		s.pub.hdr.fenceAt(s.fence.Seq)
+	}
+	return nil
+}
 
 // noteStored records a stored message id if it belongs to an epoch in
 // checked.

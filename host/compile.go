@@ -50,7 +50,8 @@ const maxIdle = 4
 
 // Compile validates a module, instruments it so that its calls can be
 // stopped (instrument.go) and compiles it for the default memory limit; a
-// module above MaxExports or MaxFunctions is refused before either. It
+// module above MaxExports, MaxImports, MaxFunctions or MaxCodeBytes, or
+// importing what the host does not provide, is refused before either. It
 // keeps no reference to wasm. Problems with the module come back as a
 // *ValidationError listing every problem found.
 func (h *Host) Compile(ctx context.Context, wasm []byte) (*Module, error) {
@@ -89,7 +90,7 @@ func (h *Host) compile(ctx context.Context, id string, wasm []byte) (*Module, er
 	if err != nil {
 		return nil, fmt.Errorf("host: compile %s: %w", id, err)
 	}
-	if problems := h.limits.check(wasm); len(problems) > 0 {
+	if problems := h.limits.check(wasm, h.imports); len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
 	}
 	instrumented, err := instrument(wasm)

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,7 +27,11 @@ func manyExportsModuleStart(n, start int) []byte { return manyFunctionsModule(n,
 
 // manyFunctionsModule is manyExportsModuleStart with n functions besides
 // the ABI's, of which the first exported are exported.
-func manyFunctionsModule(n, exported, start int) []byte {
+func manyFunctionsModule(n, exported, start int) []byte { return codeModule(n, exported, start, 0) }
+
+// codeModule is manyFunctionsModule with ops pairs of instructions
+// (i32.const 1, drop: 3 bytes) in the body of each of the n functions.
+func codeModule(n, exported, start, ops int) []byte {
 	section := func(b []byte, id byte, content []byte) []byte { return appendSection(b, id, content) }
 	vec := func(count int, items []byte) []byte { return append(appendU32(nil, uint32(count)), items...) }
 	functype := func(params, results []byte) []byte {
@@ -64,8 +69,9 @@ func manyFunctionsModule(n, exported, start int) []byte {
 	code = body(code, 0x41, 0x80, 0x08)                                                               // i32.const 1024
 	code = body(code, append([]byte{0x42}, appendI32(nil, int32(len(manyExportsDescription)))...)...) // i64.const len
 	code = body(code, append([]byte{0x42}, sleb64(2048<<32|4)...)...)                                 // an empty frame at 2048
+	filler := bytes.Repeat([]byte{0x41, 0x01, 0x1a}, ops)                                             // i32.const 1, drop
 	for range n {
-		code = body(code)
+		code = body(code, filler...)
 	}
 	data := append([]byte{0, 0x41, 0, opEnd}, appendName(nil, manyExportsDescription)...) // active, memory 0, offset 0
 
@@ -146,7 +152,7 @@ const (
 // the limits are lowered here so that the modules stay small.
 func TestModuleLimits(t *testing.T) {
 	h, _ := newHost(t, "")
-	h.limits = moduleLimits{exports: abiExports + 10, functions: abiFunctions + 20}
+	h.limits = moduleLimits{exports: abiExports + 10, functions: abiFunctions + 20, codeBytes: MaxCodeBytes, imports: MaxImports}
 	tests := []struct {
 		name string
 		wasm []byte
@@ -182,7 +188,7 @@ func TestModuleLimitsRefuseMillionExports(t *testing.T) {
 	h, _ := newHost(t, "")
 	_, err := h.Compile(context.Background(), manyExportsModule(1_000_000))
 	want := []string{
-		"1000004 functions, more than the limit of 1000000 per module",
+		"1000004 functions, more than the limit of 100000 per module",
 		"1000005 exports, more than the limit of 100000 per module",
 	}
 	var verr *ValidationError
@@ -211,6 +217,17 @@ func BenchmarkValidateManyFunctions(b *testing.B) {
 	}
 }
 
+// BenchmarkValidateLargeCode is BenchmarkValidateManyExports for modules
+// of 1,000 functions besides the ABI's whose code section is about 4 MiB,
+// 8 MiB less 4 KiB (at MaxCodeBytes) and 16 MiB.
+func BenchmarkValidateLargeCode(b *testing.B) {
+	for _, mib := range []int{4, 8, 16} {
+		ops := (mib<<20 - 4<<10) / 1000 / 3
+		wasm := codeModule(1000, 0, -1, ops)
+		benchLimits(b, fmt.Sprintf("%dMiB", mib), wasm, mib > MaxCodeBytes>>20)
+	}
+}
+
 // benchLimits runs Compile of wasm as name, under the Host's limits, which
 // refuse it when over is set, and then, when over is set, with them lifted.
 func benchLimits(b *testing.B, name string, wasm []byte, over bool) {
@@ -219,7 +236,7 @@ func benchLimits(b *testing.B, name string, wasm []byte, over bool) {
 		return
 	}
 	b.Run(name+"/limited", func(b *testing.B) { benchCompile(b, wasm, defaultLimits, true) })
-	unlimited := moduleLimits{exports: math.MaxUint32, functions: math.MaxUint32}
+	unlimited := moduleLimits{exports: math.MaxUint32, functions: math.MaxUint32, codeBytes: math.MaxUint32, imports: math.MaxUint32}
 	b.Run(name+"/unlimited", func(b *testing.B) { benchCompile(b, wasm, unlimited, false) })
 }
 
