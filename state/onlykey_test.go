@@ -2,6 +2,7 @@ package state
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,47 @@ func TestRestoreOnlyKey(t *testing.T) {
 		}
 		if n, all := stored(t, only), stored(t, group); n == 0 || n >= all {
 			t.Fatalf("%d entries of the key restored, %d of its key group", n, all)
+		}
+	})
+}
+
+// SnapshotRange reads a snapshot's key groups and refuses what is not a
+// snapshot's header.
+func TestSnapshotRange(t *testing.T) {
+	fx := &fixture{t: t, backend: BackendMemory, clock: newClock(0)}
+	snap, _ := snapshotBytes(t, fx.openRange(128, Range{32, 63}, nil, kinds...))
+	maxP, r, err := SnapshotRange(snap)
+	if err != nil || maxP != 128 || r != (Range{32, 63}) {
+		t.Fatalf("got %d %v %v", maxP, r, err)
+	}
+	bad := func(mutate func([]byte) []byte) []byte { return mutate(append([]byte(nil), snap...)) }
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"short", snap[:10], "truncated header"},
+		{"magic", bad(func(b []byte) []byte { b[0] = 'X'; return b }), "not a state snapshot"},
+		{"version", bad(func(b []byte) []byte { b[4] = 9; return b }), "version 9"},
+		{"range", bad(func(b []byte) []byte { b[9] = 70; return b }), "key groups [70, 63] of 128"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := SnapshotRange(tc.data); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzSnapshotRange: any bytes give a range inside the max parallelism or
+// an error, never a panic.
+func FuzzSnapshotRange(f *testing.F) {
+	f.Add([]byte("WSKS\x01\x80\x00\x00\x00\x00\x00\x00\x00\x7f\x00\x00\x00"))
+	f.Add([]byte("WSKS"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		maxP, r, err := SnapshotRange(data)
+		if err == nil && (r.First < 0 || r.First > r.Last || r.Last >= maxP) {
+			t.Fatalf("range %v of %d", r, maxP)
 		}
 	})
 }
