@@ -30,6 +30,9 @@ const (
 	EventDiff = "diff"
 	// EventEnd: the replay ended; the last event.
 	EventEnd = "end"
+	// EventFailed: the replay failed after it began (the HTTP API's last
+	// line then); Error says why.
+	EventFailed = "failed"
 )
 
 // Verdicts of a diff event.
