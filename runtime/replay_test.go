@@ -34,20 +34,18 @@ type txn struct {
 func replayJob(t *testing.T, before, after []txn, wantAlerts int) (*Manager, string, int64, jetstream.JetStream) {
 	t.Helper()
 	m, js := newJetStreamManager(t)
-	ctx := context.Background()
-	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "fraud"))
+	mod, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, "fraud"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "TRANSACTIONS", Subjects: []string{"transactions.>"}},
-		{Name: "ALERTS", Subjects: []string{"alerts"}},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
+	payloads := func(txns []txn) [][]byte {
+		var out [][]byte
+		for _, x := range txns {
+			out = append(out, fmt.Appendf(nil, `{"account":%q,"amount":%.2f,"ts":%d}`, x.account, x.amount, x.ts))
 		}
+		return out
 	}
-	info, err := m.SubmitJob(ctx, []byte(fmt.Sprintf(`
+	job, cp := runAroundCheckpoint(t, m, js, fmt.Sprintf(`
 name: fraud
 parallelism: 2
 checkpoint: {interval: 100ms, mode: exactly_once, retain: 1000}
@@ -67,14 +65,34 @@ sinks:
   - id: alerts
     input: detector
     jetstream: {subject: alerts}
-`, mod.ID)))
+`, mod.ID), payloads(before), payloads(after), wantAlerts)
+	return m, job, cp, js
+}
+
+// runAroundCheckpoint creates the streams TRANSACTIONS (transactions.>)
+// and ALERTS (alerts), submits spec (a job from the first to the second),
+// publishes before, waits for the first completed checkpoint whose source
+// position is before's last record, publishes after and waits until the
+// sink stream has want records. It returns the job and the checkpoint.
+func runAroundCheckpoint(t *testing.T, m *Manager, js jetstream.JetStream, spec string, before, after [][]byte, want int) (string, int64) {
+	t.Helper()
+	ctx := context.Background()
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "TRANSACTIONS", Subjects: []string{"transactions.>"}},
+		{Name: "ALERTS", Subjects: []string{"alerts"}},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := m.SubmitJob(ctx, []byte(spec))
 	if err != nil {
 		t.Fatal(err)
 	}
-	publish := func(txns []txn) uint64 {
+	publish := func(payloads [][]byte) uint64 {
 		var last uint64
-		for _, x := range txns {
-			ack, err := js.Publish(ctx, "transactions.all", fmt.Appendf(nil, `{"account":%q,"amount":%.2f,"ts":%d}`, x.account, x.amount, x.ts))
+		for _, p := range payloads {
+			ack, err := js.Publish(ctx, "transactions.all", p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,13 +103,13 @@ sinks:
 	cp := waitCheckpointAt(t, m, info.ID, publish(before))
 	publish(after)
 	deadline := time.Now().Add(2 * time.Minute)
-	for n := 0; n != wantAlerts; n = len(sinkAlerts(t, js)) {
+	for n := 0; n != want; n = len(sinkAlerts(t, js)) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the sink has %d alerts after two minutes, want %d", n, wantAlerts)
+			t.Fatalf("the sink has %d records after two minutes, want %d", n, want)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return m, info.ID, cp, js
+	return info.ID, cp
 }
 
 // waitCheckpointAt waits for the first completed checkpoint of job whose
@@ -334,5 +352,62 @@ func TestReplayKeyErrors(t *testing.T) {
 	err := m.ReplayKey(context.Background(), job, replay.Request{Checkpoint: cp, Key: replay.Bytes("a3")}, func(replay.Event) error { return nil })
 	if !errors.Is(err, replay.ErrSourceGone) || !strings.Contains(err.Error(), `stream "TRANSACTIONS" does not exist`) {
 		t.Fatalf("stream gone: %v", err)
+	}
+}
+
+// A keyed window (a built-in count over tumbling windows) replays as a
+// process function does: the windows of the key restored at the
+// checkpoint, and the results of the key that the sink got after it, byte
+// for byte; the other keys of its key group are left out.
+func TestReplayKeyWindow(t *testing.T) {
+	m, js := newJetStreamManager(t)
+	click := func(user string, ts int64) []byte { return fmt.Appendf(nil, `{"user":%q,"ts":%d}`, user, ts) }
+	var before, after [][]byte
+	for i := range 5 {
+		before = append(before, click(fmt.Sprintf("u%d", i), 100+int64(i)))
+	}
+	for i := range 5 {
+		after = append(after, click(fmt.Sprintf("u%d", i), 500+int64(i)), click("u3", 600+int64(i)))
+	}
+	after = append(after, click("u3", 1500), click("u1", 1600), click("z", 5000))
+	// Results: [0, 1000) of u0..u4, [1000, 2000) of u3 and u1.
+	job, cp := runAroundCheckpoint(t, m, js, `
+name: clicks
+checkpoint: {interval: 100ms, mode: exactly_once, retain: 1000}
+sources:
+  - id: transactions
+    jetstream: {stream: TRANSACTIONS, subjects: ["transactions.>"]}
+    timestamp: {field: ts}
+    watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 0s, interval: 0s}
+operators:
+  - {id: counts, input: transactions, key_by: {field: user}, window: {type: tumbling, size: 1s}, aggregate: {builtin: count}}
+sinks:
+  - {id: out, input: counts, jetstream: {subject: alerts}}
+`, before, after, 7)
+	var want []alert
+	for _, a := range sinkAlerts(t, js) {
+		if a.epoch > cp && string(a.key) == "u3" {
+			want = append(want, a)
+		}
+	}
+	if len(want) != 2 {
+		t.Fatalf("the sink has %d results of u3 after checkpoint %d, want 2", len(want), cp)
+	}
+	var got []replay.Event
+	for _, e := range replayEvents(t, m, job, replay.Request{Checkpoint: cp, Key: replay.Bytes("u3")}) {
+		if e.Event == replay.EventOutput {
+			got = append(got, e)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("replay output %d records, the job %d: %+v", len(got), len(want), got)
+	}
+	for i := range got {
+		if !bytes.Equal(got[i].Key, want[i].key) || !bytes.Equal(got[i].Value, want[i].value) || *got[i].Timestamp != want[i].ts {
+			t.Fatalf("output %d: replay %q %q %d, job %q %q %d", i, got[i].Key, got[i].Value, *got[i].Timestamp, want[i].key, want[i].value, want[i].ts)
+		}
+	}
+	if !strings.Contains(string(want[0].value), `"value":7`) {
+		t.Fatalf("u3's first window counted %s, want 7 (1 before the checkpoint, 6 after)", want[0].value)
 	}
 }
