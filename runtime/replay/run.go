@@ -129,7 +129,7 @@ func (r *run) drive(ctx context.Context) error {
 		return fmt.Errorf("source %s: %w", srcV.ID, err)
 	}
 	defer func() { _ = src.Close() }()
-	names := splitNames(js.Subjects)
+	names, filters := splitNames(js.Subjects)
 	if gen != nil {
 		gen.SetSplits(src.Splits())
 		gen.Names = names
@@ -154,7 +154,7 @@ func (r *run) drive(ctx context.Context) error {
 		}
 		if b.Len() > 0 {
 			split := int(src.LastSplits()[0])
-			lastSeq = src.Positions()[names[split]]
+			lastSeq = src.Positions()[filters[split]]
 			filter.seq = lastSeq
 			if gen != nil {
 				gen.Split = split
@@ -173,13 +173,14 @@ func (r *run) drive(ctx context.Context) error {
 	return r.report(Event{Event: EventEnd, Records: r.count, Outputs: r.versions[0].count, LastSeq: lastSeq, Reason: r.stop})
 }
 
-// splitNames name a source's splits as its checkpoints do: by subject
-// filter, or "" for a whole stream.
-func splitNames(subjects []string) []string {
+// splitNames name a source's splits as its watermark snapshots do (by
+// subject filter, or "" for a whole stream) and as its positions do (">"
+// for a whole stream).
+func splitNames(subjects []string) (watermarks, positions []string) {
 	if len(subjects) == 0 {
-		return []string{""}
+		return []string{""}, []string{">"}
 	}
-	return subjects
+	return subjects, subjects
 }
 
 // policy is on_udf_error for the replay: a record or timer a function
