@@ -74,7 +74,7 @@ sinks:
 // publishes before, waits for the first completed checkpoint whose source
 // position is before's last record, publishes after and waits until the
 // sink stream has want records. It returns the job and the checkpoint.
-func runAroundCheckpoint(t *testing.T, m *Manager, js jetstream.JetStream, spec string, before, after [][]byte, want int) (string, int64) {
+func runAroundCheckpoint(t testing.TB, m *Manager, js jetstream.JetStream, spec string, before, after [][]byte, want int) (string, int64) {
 	t.Helper()
 	ctx := context.Background()
 	for _, s := range []jetstream.StreamConfig{
@@ -114,7 +114,7 @@ func runAroundCheckpoint(t *testing.T, m *Manager, js jetstream.JetStream, spec 
 
 // waitCheckpointAt waits for the first completed checkpoint of job whose
 // source position is seq.
-func waitCheckpointAt(t *testing.T, m *Manager, job string, seq uint64) int64 {
+func waitCheckpointAt(t testing.TB, m *Manager, job string, seq uint64) int64 {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(time.Minute)
@@ -160,7 +160,7 @@ type alert struct {
 	epoch      int64
 }
 
-func sinkAlerts(t *testing.T, js jetstream.JetStream) []alert {
+func sinkAlerts(t testing.TB, js jetstream.JetStream) []alert {
 	t.Helper()
 	ctx := context.Background()
 	st, err := js.Stream(ctx, "ALERTS")
@@ -227,7 +227,7 @@ func fraudInputs() (before, after []txn) {
 }
 
 // replayEvents replays req of job and returns its events.
-func replayEvents(t *testing.T, m *Manager, job string, req replay.Request) []replay.Event {
+func replayEvents(t testing.TB, m *Manager, job string, req replay.Request) []replay.Event {
 	t.Helper()
 	var events []replay.Event
 	if err := m.ReplayKey(context.Background(), job, req, func(e replay.Event) error {

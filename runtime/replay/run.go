@@ -37,6 +37,8 @@ type run struct {
 	log   *slog.Logger
 	stop  string
 	count int
+	// seq is the stream sequence of the record being replayed.
+	seq uint64
 	// versions are the recorded module's operator and, with
 	// Request.Module, the other one's.
 	versions []*version
@@ -117,7 +119,7 @@ func (r *run) drive(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	gen, head, err := r.sourceStages(ctx, next)
+	gen, head, err := r.sourceStages(next)
 	if err != nil {
 		return err
 	}
@@ -155,7 +157,7 @@ func (r *run) drive(ctx context.Context) error {
 		if b.Len() > 0 {
 			split := int(src.LastSplits()[0])
 			lastSeq = src.Positions()[filters[split]]
-			filter.seq = lastSeq
+			r.seq = lastSeq
 			if gen != nil {
 				gen.Split = split
 			}
@@ -191,7 +193,7 @@ func (r *run) policy(v *version, vertex string) *operator.ErrorPolicy {
 			ts := rec.Timestamp
 			e := Event{Event: EventError, Key: Bytes(clone(rec.Key)), Value: Bytes(clone(rec.Value)), Timestamp: &ts, Error: cause.Error()}
 			if v == nil {
-				e.Answers = "record " + strconv.FormatUint(r.current(), 10)
+				e.Answers = "record " + strconv.FormatUint(r.seq, 10)
 				return r.report(e)
 			}
 			e.Answers = v.cause
@@ -199,21 +201,12 @@ func (r *run) policy(v *version, vertex string) *operator.ErrorPolicy {
 		}}
 }
 
-// current is the stream sequence of the record being replayed.
-func (r *run) current() uint64 {
-	if len(r.versions) == 0 {
-		return 0
-	}
-	return r.versions[0].seq
-}
-
 // guest is an instance pool of f's module with the job's limits, closed
 // with the run.
 func (r *run) guest(mod *host.Module) *host.Guest {
 	limits := r.job.Job.UDF
-	g := mod.NewGuest(host.InstanceConfig{MemoryLimit: limits.MemoryLimit, CallTimeout: limits.CallTimeout.Duration,
+	return mod.NewGuest(host.InstanceConfig{MemoryLimit: limits.MemoryLimit, CallTimeout: limits.CallTimeout.Duration,
 		Attrs: []slog.Attr{slog.String("job", r.env.Job), slog.String("replay", "true")}})
-	return g
 }
 
 // module finds a module of the plan.
@@ -273,7 +266,7 @@ func (r *run) upstream(next operator.Stage) (operator.Stage, error) {
 // generator emits a watermark after every record that raises it, as
 // `interval: 0s` does: a periodic watermark followed the job's clock,
 // which a replay cannot reproduce.
-func (r *run) sourceStages(ctx context.Context, next operator.Stage) (*watermark.Generator, operator.Stage, error) {
+func (r *run) sourceStages(next operator.Stage) (*watermark.Generator, operator.Stage, error) {
 	srcV := r.rt.source
 	src := srcV.Source
 	w := src.Watermark
@@ -307,7 +300,6 @@ func (r *run) sourceStages(ctx context.Context, next operator.Stage) (*watermark
 			return nil, nil, err
 		}
 	}
-	_ = ctx
 	return gen, s, nil
 }
 
@@ -316,7 +308,6 @@ func (r *run) sourceStages(ctx context.Context, next operator.Stage) (*watermark
 type keyFilter struct {
 	r    *run
 	next operator.Stage
-	seq  uint64
 	wm   int64
 	mine []abi.Record
 }
@@ -331,14 +322,15 @@ func (f *keyFilter) Process(ctx context.Context, recs []abi.Record) error {
 	if len(f.mine) == 0 {
 		return nil
 	}
-	cause := "record " + strconv.FormatUint(f.seq, 10)
+	seq := f.r.seq
+	cause := "record " + strconv.FormatUint(seq, 10)
 	for _, v := range f.r.versions {
-		v.cause, v.seq = cause, f.seq
+		v.cause = cause
 	}
 	for i := range f.mine {
 		rec := &f.mine[i]
 		ts, wm := rec.Timestamp, f.wm
-		if err := f.r.report(Event{Event: EventInput, Seq: f.seq, Key: Bytes(clone(rec.Key)), Value: Bytes(clone(rec.Value)), Timestamp: &ts, Watermark: &wm}); err != nil {
+		if err := f.r.report(Event{Event: EventInput, Seq: seq, Key: Bytes(clone(rec.Key)), Value: Bytes(clone(rec.Value)), Timestamp: &ts, Watermark: &wm}); err != nil {
 			return err
 		}
 	}

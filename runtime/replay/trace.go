@@ -20,8 +20,6 @@ type version struct {
 	// cause is what the operator is doing: "record <seq>" while it
 	// processes an input, "watermark <wm>" while it advances.
 	cause string
-	// seq is the stream sequence of the record it processes.
-	seq uint64
 	// outputs are its outputs of the current step (an input, a
 	// watermark), kept for the diff when keep is set; count is all its
 	// outputs.
