@@ -62,16 +62,20 @@ func newJobReplayCommand(c *client) *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			return c.api.stream(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(args[0])+"/replay", body, func(line []byte) error {
-				if format == "json" {
-					_, err := out.Write(append(line, '\n'))
-					return err
-				}
 				var e replay.Event
 				if err := json.Unmarshal(line, &e); err != nil {
 					return fmt.Errorf("replay: the answer is not what this client expects: %w", err)
 				}
+				if format == "json" {
+					if _, err := out.Write(append(line, '\n')); err != nil {
+						return err
+					}
+				}
 				if e.Event == replay.EventFailed {
 					return fmt.Errorf("replay failed: %s", e.Error)
+				}
+				if format == "json" {
+					return nil
 				}
 				_, err := io.WriteString(out, replayLine(&e)+"\n")
 				return err
