@@ -298,6 +298,13 @@ func TestReplayKeyReproducesTheJob(t *testing.T) {
 		t.Fatalf("--records 1 ends %+v", end)
 	}
 
+	// --until the sequence of a3's first transaction after the checkpoint.
+	until := uint64(len(before) + 4)
+	upTo := replayEvents(t, m, job, replay.Request{Checkpoint: cp, Key: replay.Bytes("a3"), Until: until})
+	if end := upTo[len(upTo)-1]; end.Records != 1 || end.Outputs != 1 || end.Reason != replay.ReasonUntil || end.LastSeq != until {
+		t.Fatalf("--until %d ends %+v", until, end)
+	}
+
 	v2, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, "fraud-v2"))
 	if err != nil {
 		t.Fatal(err)
