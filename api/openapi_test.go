@@ -17,6 +17,7 @@ import (
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/runtime"
+	"wasmstream.io/platform/runtime/replay"
 	"wasmstream.io/platform/runtime/spec"
 )
 
@@ -110,6 +111,12 @@ func (s scripted) TriggerSavepoint(_ context.Context, id string) (runtime.Savepo
 }
 func (s scripted) Savepoints(_ context.Context, id string) ([]runtime.SavepointInfo, error) {
 	return nil, s.answer(id)
+}
+func (s scripted) ReplayKey(_ context.Context, id string, _ replay.Request, report func(replay.Event) error) error {
+	if err := s.answer(id); err != nil {
+		return err
+	}
+	return report(replay.Event{Event: replay.EventEnd})
 }
 func (s scripted) StopJob(_ context.Context, id string) (runtime.SavepointInfo, error) {
 	return runtime.SavepointInfo{ID: id}, s.answer(id)
@@ -274,6 +281,12 @@ func TestOpenAPIStatuses(t *testing.T) {
 		{op: "getSample", method: "GET", target: "/v1/jobs/nope/sample"},
 		{op: "getSample", method: "GET", target: "/v1/jobs/ok/sample?sink=nope"},
 		{op: "getSample", method: "GET", target: "/v1/jobs/ok/sample", token: true},
+		{op: "replayKey", method: "POST", target: "/v1/jobs/ok/replay", body: `{"checkpoint": 1, "key": "k"}`, contentType: "application/json"},
+		{op: "replayKey", method: "POST", target: "/v1/jobs/nope/replay", body: `{"checkpoint": 1, "key": "k"}`, contentType: "application/json"},
+		{op: "replayKey", method: "POST", target: "/v1/jobs/ok/replay", body: `{"checkpoint": "one"}`, contentType: "application/json"},
+		{op: "replayKey", method: "POST", target: "/v1/jobs/ok/replay", body: `{"checkpoint": 1, "key": "k"}`, contentType: "application/json", largeBody: true},
+		{op: "replayKey", method: "POST", target: "/v1/jobs/ok/replay", body: `{"checkpoint": 1, "key": "k"}`, contentType: wasm},
+		{op: "replayKey", method: "POST", target: "/v1/jobs/ok/replay", body: `{"checkpoint": 1, "key": "k"}`, contentType: "application/json", token: true},
 	}
 	for _, cp := range []struct{ op, method, path string }{
 		{"listCheckpoints", "GET", "checkpoints"}, {"triggerSavepoint", "POST", "savepoints"},

@@ -157,6 +157,10 @@ func (s *server) routeTable(metrics http.Handler) []route {
 			ok: []answer{{status: 200, doc: "cancelled", value: job}}, kinds: []kind{notFound, jobFinished}},
 		{method: "GET", path: "/v1/jobs/{id}/backpressure", op: "getBackpressure", summary: "A job's backpressure by subtask, and its bottleneck", handler: f(s.backpressure),
 			ok: []answer{{status: 200, doc: "the last sampled interval", value: runtime.BackpressureInfo{}}}, kinds: []kind{notFound}},
+		{method: "POST", path: "/v1/jobs/{id}/replay", op: "replayKey", summary: "Replay one key of a job from a checkpoint", handler: f(s.replayKey),
+			body:  &body{types: []string{"", "application/json"}, schema: map[string]any{"type": "object"}, doc: "what to replay: checkpoint, key, and optionally operator, module, until, records (docs/OPERATIONS.md)"},
+			ok:    []answer{{status: 200, doc: "the replay's events, one JSON object a line", contentType: "application/x-ndjson"}},
+			kinds: []kind{invalidRequest, notFound, bodyTooLarge, unsupportedMediaType}},
 		{method: "GET", path: "/v1/jobs/{id}/sample", op: "getSample", summary: "The last records a sink of a job wrote", handler: f(s.sample),
 			query: []param{
 				{"sink", "the sink's id; may be left out when the job has one print sink, or one sink"},

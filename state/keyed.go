@@ -63,6 +63,10 @@ type Config struct {
 	SweepInterval time.Duration
 	// Logger receives the Pebble backend's errors; nil means slog.Default().
 	Logger *slog.Logger
+	// OnlyKey, when not nil, makes Restore keep the entries and timers of
+	// this one key and skip every other key's: replaying a key loads its
+	// state alone.
+	OnlyKey []byte
 }
 
 // Keyed is the keyed state of one subtask: every declared state, for the
@@ -80,6 +84,8 @@ type Keyed struct {
 	clock   Clock
 	st      store
 	cleanup int
+	// onlyKey is Config.OnlyKey.
+	onlyKey []byte
 
 	hasKey bool
 	kg     int
@@ -103,7 +109,7 @@ func Open(cfg Config) (*Keyed, error) {
 	if len(cfg.States) > 1<<16 {
 		return nil, fmt.Errorf("state: %d states, at most %d", len(cfg.States), 1<<16)
 	}
-	k := &Keyed{backend: cfg.Backend, maxP: cfg.MaxParallelism, rng: cfg.Range, clock: cfg.Clock, cleanup: cfg.CleanupSize}
+	k := &Keyed{backend: cfg.Backend, maxP: cfg.MaxParallelism, rng: cfg.Range, clock: cfg.Clock, cleanup: cfg.CleanupSize, onlyKey: cfg.OnlyKey}
 	if k.backend == "" {
 		k.backend = BackendMemory
 	}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -198,7 +199,7 @@ func (r *snapReader) entry(kg int, d *decoder, timers *[]Timer) {
 		if d.err == nil {
 			d.err = r.checkKey(kg, key)
 		}
-		if d.err == nil {
+		if d.err == nil && r.k.keeps(key) {
 			t.Key, t.Namespace = append([]byte(nil), key...), append([]byte(nil), ns...)
 			*timers = append(*timers, t)
 		}
@@ -227,7 +228,7 @@ func (r *snapReader) entry(kg int, d *decoder, timers *[]Timer) {
 		d.fail("entry type %d for a %s state", typ, ss.kind)
 		return
 	}
-	if d.err = r.checkKey(kg, key); d.err != nil || ss.local < 0 {
+	if d.err = r.checkKey(kg, key); d.err != nil || ss.local < 0 || !r.k.keeps(key) {
 		return
 	}
 	st := &r.k.states[ss.local]
@@ -240,6 +241,11 @@ func (r *snapReader) entry(kg int, d *decoder, timers *[]Timer) {
 	} else {
 		d.err = r.k.st.put(kg, r.ck, v)
 	}
+}
+
+// keeps reports whether a restore keeps key's entries (Config.OnlyKey).
+func (k *Keyed) keeps(key []byte) bool {
+	return k.onlyKey == nil || bytes.Equal(k.onlyKey, key)
 }
 
 func (r *snapReader) checkKey(kg int, key []byte) error {
