@@ -165,7 +165,8 @@ func (c *Checkpoints) latest(ctx context.Context, job string) (*RestoreSet, erro
 		err := r.usable(ctx)
 		if err == nil {
 			if len(skipped) > 0 {
-				c.log().Warn("restoring an older checkpoint: output committed by the newer ones may be published again",
+				r.fellBack = r.meta.Job == job
+				c.log().Warn("restoring an older checkpoint: the exactly-once sinks drop the output the newer ones committed",
 					"job", job, "checkpoint", r.meta.ID, "kind", r.meta.Kind, "from_job", r.meta.Job, "skipped", len(skipped))
 			}
 			return true, nil

@@ -123,7 +123,26 @@ func (b *builder) stagedSink(ctx context.Context, t *Task, v *plan.Vertex, i int
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: recover staged output: %w", v.ID, err)
 	}
+	if err := b.skipCommitted(ctx, v.ID, i, sink); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", v.ID, err)
+	}
 	return s, nil
+}
+
+// skipCommitted, after a fallback past corrupt checkpoints, makes subtask i
+// of sink vertex drop from the replay what the newer checkpoints' epochs
+// committed.
+func (b *builder) skipCommitted(ctx context.Context, vertex string, i int, sink *connector.TxSink) error {
+	if b.restore == nil || !b.restore.fellBack {
+		return nil
+	}
+	n, err := sink.SkipCommitted(ctx, b.restore.meta.ID, b.restore.restoredAt())
+	if err != nil {
+		return fmt.Errorf("drop the output committed after checkpoint %d: %w", b.restore.meta.ID, err)
+	}
+	b.j.Log.Info("sink drops committed output from the replay", "vertex", vertex, "subtask", i,
+		"after_checkpoint", b.restore.meta.ID, "records", n)
+	return nil
 }
 
 // fence is the fencing token a transactional sink subtask with message id
@@ -161,6 +180,9 @@ func (b *builder) txDeadLetters(ctx context.Context, t *Task, v *plan.Vertex, i 
 			st, err = sink.Recover(ctx, epochs, b.restore.restoredAt())
 			b.j.Log.Info("dead letters recovered", "vertex", v.ID, "subtask", i, "epochs", st.Epochs,
 				"published", st.Published, "skipped", st.Skipped, "read_back", st.ReadBack)
+		}
+		if err == nil {
+			err = b.skipCommitted(ctx, "dead letters of "+v.ID, i, sink)
 		}
 		if err != nil {
 			_ = sink.Close()

@@ -42,6 +42,11 @@ type RestoreSet struct {
 	// allowNonRestored lets state of operators the job no longer has be
 	// dropped (a savepoint's option).
 	allowNonRestored bool
+	// fellBack says that newer checkpoints of the same job were passed
+	// over as corrupt: output committed in their epochs comes again
+	// from the replay, and the transactional sinks drop it
+	// (connector.TxSink.SkipCommitted).
+	fellBack bool
 }
 
 // fail wraps a restore failure.
