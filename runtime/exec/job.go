@@ -36,6 +36,8 @@ type Job struct {
 	// subtask's key (its message id prefix) and subject; nil commits
 	// unfenced.
 	SinkFence func(ctx context.Context, key, subject string) (*connector.Fence, error)
+	// Exceptions are the job's last failures (restart_history.go).
+	Exceptions ExceptionHistory
 }
 
 // Env holds the platform's handles that subtasks use.

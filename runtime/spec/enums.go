@@ -9,7 +9,7 @@ var (
 	onUDFErrors         = []string{"fail", "skip", "dead_letter"}
 	stateBackends       = []string{"memory", "pebble"}
 	checkpointModes     = []string{"exactly_once", "at_least_once"}
-	restartStrategies   = []string{"none", "fixed_delay", "exponential"}
+	restartStrategies   = []string{"none", "fixed_delay", "exponential", "failure_rate"}
 	generatorKinds      = []string{"sequence", "clicks", "text", "nexmark"}
 	onGaps              = []string{"fail", "skip"}
 	objectFormats       = []string{"jsonl"}

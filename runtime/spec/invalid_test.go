@@ -75,6 +75,12 @@ var invalidSpecs = []struct {
 		[]string{"restart.strategy", "restart.max_attempts", "restart.delay", "restart.max_delay", "state.budget"}},
 	{"exponential delays", minimalSpec + "restart: {strategy: exponential, delay: 10s, max_delay: 1s}\n",
 		[]string{"restart.max_delay"}},
+	{"exponential growth", minimalSpec + "restart: {strategy: exponential, multiplier: 0.5, jitter: 1.5, reset_after: -1s}\n",
+		[]string{"restart.reset_after", "restart.multiplier", "restart.jitter"}},
+	{"failure rate", minimalSpec + "restart: {strategy: failure_rate, max_attempts: 3, max_failures_per_interval: 0, interval: 0s}\n",
+		[]string{"restart.max_attempts", "restart.max_failures_per_interval", "restart.interval"}},
+	{"jitter outside exponential", minimalSpec + "restart: {strategy: fixed_delay, jitter: 0.1}\n",
+		[]string{"restart.jitter"}},
 
 	// Vertices.
 	{"no sources or sinks", "name: j\nsources: []\n", []string{"sources", "sinks"}},

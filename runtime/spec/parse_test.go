@@ -52,7 +52,7 @@ state: {backend: pebble, budget: 1048576}
 time: processing
 udf: {batch_size: 16, memory_limit: 4294967296}
 `, func(j *Job) {
-		j.Restart = &Restart{Strategy: "fixed_delay", MaxAttempts: 3, Delay: dur("2s"), MaxDelay: dur("5m")}
+		j.Restart = &Restart{Strategy: "fixed_delay", MaxAttempts: 3, Delay: dur("2s"), MaxDelay: dur("5m"), Multiplier: 2, ResetAfter: dur("1h"), MaxFailuresPerInterval: 1, Interval: dur("1m")}
 		j.State = &StateBackend{Backend: "pebble", Budget: 1 << 20}
 		j.Time = "processing"
 		j.UDF = UDFLimits{MemoryLimit: 4 << 30, CallTimeout: dur("10s"), BatchSize: 16}

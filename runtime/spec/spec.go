@@ -50,15 +50,30 @@ type Checkpoint struct {
 	Retain    int      `json:"retain" default:"3"`
 }
 
-// Restart is the restart strategy.
+// Restart is the restart strategy, as Flink's: none, fixed_delay,
+// exponential (with a reset after a stable run) or failure_rate.
 type Restart struct {
-	Strategy string `json:"strategy" default:"none"` // none | fixed_delay | exponential
-	// MaxAttempts bounds the restarts; 0: no bound.
+	Strategy string `json:"strategy" default:"none"` // none | fixed_delay | exponential | failure_rate
+	// MaxAttempts bounds the restarts of fixed_delay (over the job's
+	// life) and exponential (since its last reset); 0: no bound.
 	MaxAttempts int `json:"max_attempts,omitzero"`
 	// Delay is the wait before a restart (the first one for exponential).
 	Delay Duration `json:"delay" default:"1s"`
-	// MaxDelay caps the doubling delay of the exponential strategy.
+	// MaxDelay caps the growing delay of the exponential strategy.
 	MaxDelay Duration `json:"max_delay" default:"5m"`
+	// Multiplier grows the exponential delay after each restart.
+	Multiplier float64 `json:"multiplier" default:"2"`
+	// Jitter spreads each exponential delay by up to this share of it,
+	// either way (0 to 1).
+	Jitter float64 `json:"jitter,omitzero"`
+	// ResetAfter: a run of the exponential strategy that held this long
+	// before it failed resets the delay and the attempts; 0: never.
+	ResetAfter Duration `json:"reset_after" default:"1h"`
+	// MaxFailuresPerInterval is how many failures failure_rate restarts
+	// within any Interval; one more fails the job.
+	MaxFailuresPerInterval int `json:"max_failures_per_interval" default:"1"`
+	// Interval is failure_rate's sliding window.
+	Interval Duration `json:"interval" default:"1m"`
 }
 
 // StateBackend chooses where keyed state lives.

@@ -183,7 +183,28 @@ func (v *validator) restart(r *Restart) {
 	}
 	v.notNegative("restart.delay", r.Delay)
 	v.notNegative("restart.max_delay", r.MaxDelay)
-	if r.Strategy == "exponential" && r.MaxDelay.Duration < r.Delay.Duration {
-		v.fail("restart.max_delay", "must not be less than delay (%s), got %s", r.Delay, r.MaxDelay)
+	v.notNegative("restart.reset_after", r.ResetAfter)
+	if r.Multiplier < 1 {
+		v.fail("restart.multiplier", "must be at least 1, got %g", r.Multiplier)
+	}
+	if r.Jitter < 0 || r.Jitter > 1 {
+		v.fail("restart.jitter", "must be between 0 and 1, got %g", r.Jitter)
+	}
+	switch r.Strategy {
+	case "exponential":
+		if r.MaxDelay.Duration < r.Delay.Duration {
+			v.fail("restart.max_delay", "must not be less than delay (%s), got %s", r.Delay, r.MaxDelay)
+		}
+	case "failure_rate":
+		if r.MaxAttempts != 0 {
+			v.fail("restart.max_attempts", "not used by failure_rate, which bounds failures with max_failures_per_interval")
+		}
+		if r.MaxFailuresPerInterval < 1 {
+			v.fail("restart.max_failures_per_interval", "must be at least 1, got %d", r.MaxFailuresPerInterval)
+		}
+		v.positive("restart.interval", r.Interval)
+	}
+	if r.Jitter != 0 && r.Strategy != "exponential" {
+		v.fail("restart.jitter", "only used by the exponential strategy")
 	}
 }
