@@ -148,6 +148,8 @@ func (s *server) routeTable(metrics http.Handler) []route {
 			}{}}}},
 		{method: "GET", path: "/v1/jobs/{id}", op: "getJob", summary: "A job's state and vertices", handler: f(s.getJob),
 			ok: []answer{{status: 200, doc: "the job", value: job}}, kinds: []kind{notFound}},
+		{method: "GET", path: "/v1/jobs/{id}/exceptions", op: "getJobExceptions", summary: "A job's last failures, newest first, and the restart or failure each led to", handler: f(s.jobExceptions),
+			ok: []answer{{status: 200, doc: "the exception history (the last 32 failures)", value: exceptions{}}}, kinds: []kind{notFound}},
 		{method: "DELETE", path: "/v1/jobs/{id}", op: "deleteJob", summary: "Delete a job that has ended, with its checkpoints", handler: f(s.deleteJob),
 			query: []param{{"savepoints", "true: delete its savepoints too (kept otherwise)"}},
 			ok:    []answer{{status: 204, doc: "deleted"}}, kinds: []kind{invalidRequest, notFound, jobNotEnded}},
