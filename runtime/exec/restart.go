@@ -167,10 +167,10 @@ func (j *Job) RunWithRestarts(ctx context.Context) error {
 		}
 		d := strategy.failed(started, now)
 		if !d.Restart {
-			j.Exceptions.add(newException(now, err, ActionFail, 0, 0))
 			if restarted > 0 {
-				return fmt.Errorf("%w (after %d restarts)", err, restarted)
+				err = fmt.Errorf("%w (after %d restarts)", err, restarted)
 			}
+			j.Exceptions.add(newException(now, err, ActionFail, 0, 0))
 			return err
 		}
 		restarted++
