@@ -71,7 +71,7 @@ func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*Task, error
 	job := b.j.Plan.Job
 	t := &Task{name: v.ID, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.Log.With("vertex", v.ID, "subtask", i)}
 	b.checkpointTask(t, v)
-	if job.OnUDFError == operator.OnErrorDeadLetter {
+	if job.DeadLetter != "" {
 		dlq, err := b.deadLetters(ctx, t, v, i)
 		if err != nil {
 			return t, fmt.Errorf("dead_letter_subject: %w", err)
@@ -289,7 +289,7 @@ func (b *builder) partitioner(e *plan.Edge, producer int) exchange.Partitioner {
 
 func (b *builder) policy(t *Task, vertexID string, c *Counters) *operator.ErrorPolicy {
 	log := b.j.Log.With("vertex", vertexID, "subtask", t.subtask)
-	return &operator.ErrorPolicy{Mode: b.j.Plan.Job.OnUDFError, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
+	return &operator.ErrorPolicy{Mode: b.j.Plan.Job.OnUDFError.Policy, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
 }
 
 func (b *builder) wasmStage(t *Task, vertexID string, i int, f *plan.Func, kind abi.Kind, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {

@@ -37,7 +37,7 @@ func minimalJob() *Job {
 		Time:           "event",
 		BufferTimeout:  dur("100ms"),
 		Restart:        &Restart{Strategy: "none", Delay: dur("1s"), MaxDelay: dur("5m"), Multiplier: 2, ResetAfter: dur("1h"), MaxFailuresPerInterval: 1, Interval: dur("1m")},
-		OnUDFError:     "fail",
+		OnUDFError:     OnUDFError{Policy: "fail"},
 		UDF:            UDFLimits{MemoryLimit: 64 << 20, CallTimeout: dur("10s"), BatchSize: 1024},
 		State:          &StateBackend{Backend: "memory"},
 		Sources:        []Source{{ID: "src", Parallelism: 1, Generator: &Generator{Kind: "sequence", Keys: 1000}}},

@@ -9,6 +9,8 @@
 // with at least one element); JSONSchema lists these as required.
 package spec
 
+import "encoding/json"
+
 // Job is a parsed, defaulted and validated job specification.
 // After Parse, UDF, Restart and State are always set; Checkpoint is nil when
 // the job takes no checkpoints.
@@ -20,7 +22,7 @@ type Job struct {
 	BufferTimeout  Duration      `json:"buffer_timeout" default:"100ms"`
 	Checkpoint     *Checkpoint   `json:"checkpoint,omitempty"`
 	Restart        *Restart      `json:"restart,omitempty" default:"{}"`
-	OnUDFError     string        `json:"on_udf_error" default:"fail"` // fail | skip | dead_letter
+	OnUDFError     OnUDFError    `json:"on_udf_error" default:"fail"`
 	DeadLetter     string        `json:"dead_letter_subject,omitempty"`
 	UDF            UDFLimits     `json:"udf" default:"{}"`
 	State          *StateBackend `json:"state,omitempty" default:"{}"`
@@ -74,6 +76,28 @@ type Restart struct {
 	MaxFailuresPerInterval int `json:"max_failures_per_interval" default:"1"`
 	// Interval is failure_rate's sliding window.
 	Interval Duration `json:"interval" default:"1m"`
+}
+
+// OnUDFError is what happens to a record a function fails on. The spec
+// gives it as a policy name (`on_udf_error: skip`) or as an object
+// (`on_udf_error: {policy: quarantine, after: 3}`).
+type OnUDFError struct {
+	Policy string `json:"policy" default:"fail"` // fail | skip | dead_letter | quarantine
+	// After is how many failed records of one key park the key, under
+	// quarantine.
+	After int `json:"after,omitzero"`
+	// Budget bounds the bytes of parked records a subtask keeps for
+	// release, under quarantine; 0: 16 MiB.
+	Budget int64 `json:"budget,omitzero"`
+}
+
+// MarshalJSON writes a bare policy as its name, as the spec may give it.
+func (o OnUDFError) MarshalJSON() ([]byte, error) {
+	if o.After == 0 && o.Budget == 0 {
+		return json.Marshal(o.Policy)
+	}
+	type object OnUDFError
+	return json.Marshal(object(o))
 }
 
 // StateBackend chooses where keyed state lives.

@@ -131,12 +131,13 @@ func (v *validator) settings() {
 	v.between("max_parallelism", int64(j.MaxParallelism), 1, maxMaxParallelism)
 	v.parallelism("parallelism", j.Parallelism)
 	v.oneOf("time", j.Time, timeModes...)
-	v.oneOf("on_udf_error", j.OnUDFError, onUDFErrors...)
+	v.onUDFError(&j.OnUDFError)
+	deadLetters := j.OnUDFError.Policy == "dead_letter" || j.OnUDFError.Policy == "quarantine"
 	switch {
-	case j.OnUDFError == "dead_letter" && j.DeadLetter == "":
-		v.fail("dead_letter_subject", "required when on_udf_error is dead_letter")
-	case j.OnUDFError != "dead_letter" && j.DeadLetter != "":
-		v.fail("dead_letter_subject", "only used when on_udf_error is dead_letter")
+	case deadLetters && j.DeadLetter == "":
+		v.fail("dead_letter_subject", "required when on_udf_error is %s", j.OnUDFError.Policy)
+	case !deadLetters && j.DeadLetter != "":
+		v.fail("dead_letter_subject", "only used when on_udf_error is dead_letter or quarantine")
 	case j.DeadLetter != "":
 		if msg := subjectProblem(j.DeadLetter, false); msg != "" {
 			v.fail("dead_letter_subject", "%s", msg)
@@ -150,6 +151,22 @@ func (v *validator) settings() {
 	v.oneOf("state.backend", j.State.Backend, stateBackends...)
 	if j.State.Budget < 0 {
 		v.fail("state.budget", "must not be negative, got %d", j.State.Budget)
+	}
+}
+
+func (v *validator) onUDFError(o *OnUDFError) {
+	v.oneOf("on_udf_error", o.Policy, onUDFErrors...)
+	switch {
+	case o.Policy != "quarantine" && o.After != 0:
+		v.fail("on_udf_error.after", "only used with policy quarantine")
+	case o.Policy == "quarantine" && o.After < 1:
+		v.fail("on_udf_error.after", "required with policy quarantine: the failed records of one key that park it, at least 1, got %d", o.After)
+	}
+	switch {
+	case o.Policy != "quarantine" && o.Budget != 0:
+		v.fail("on_udf_error.budget", "only used with policy quarantine")
+	case o.Budget < 0:
+		v.fail("on_udf_error.budget", "must not be negative, got %d", o.Budget)
 	}
 }
 
