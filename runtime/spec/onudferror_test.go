@@ -23,7 +23,7 @@ func TestOnUDFErrorJSON(t *testing.T) {
 			t.Errorf("%+v: got %s (%v), want %s", tt.in, got, err, tt.want)
 			continue
 		}
-		j, err := Parse([]byte(minimalSpec+`on_udf_error: `+string(got)+"\n"+deadLetterFor(tt.in)))
+		j, err := Parse([]byte(minimalSpec + `on_udf_error: ` + string(got) + "\n" + deadLetterFor(tt.in)))
 		if err != nil {
 			t.Errorf("%s: %v", got, err)
 			continue

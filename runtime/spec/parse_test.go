@@ -60,7 +60,9 @@ udf: {batch_size: 16, memory_limit: 4294967296}
 	{"dead letter", minimalSpec + "on_udf_error: dead_letter\ndead_letter_subject: j.dead\n",
 		func(j *Job) { j.OnUDFError, j.DeadLetter = OnUDFError{Policy: "dead_letter"}, "j.dead" }},
 	{"quarantine", minimalSpec + "on_udf_error: {policy: quarantine, after: 3, budget: 1024}\ndead_letter_subject: j.dead\n",
-		func(j *Job) { j.OnUDFError, j.DeadLetter = OnUDFError{Policy: "quarantine", After: 3, Budget: 1024}, "j.dead" }},
+		func(j *Job) {
+			j.OnUDFError, j.DeadLetter = OnUDFError{Policy: "quarantine", After: 3, Budget: 1024}, "j.dead"
+		}},
 	{"on_udf_error object with a bare policy", minimalSpec + "on_udf_error: {policy: skip}\n",
 		func(j *Job) { j.OnUDFError = OnUDFError{Policy: "skip"} }},
 	{"null is absent", minimalSpec + "restart: null\nudf:\noperators: ~\ncheckpoint: null\n", nil},
