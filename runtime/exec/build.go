@@ -155,6 +155,7 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 	c := b.j.Counters[v.ID][i]
 	t.stats.vertices = append(t.stats.vertices, b.vertexClock(v, i))
 	policy := b.policy(t, v.ID, c)
+	q := b.quarantine(t, v, i, policy) // quarantine.go
 	out, err := b.outputs(ctx, t, v, i)
 	if err != nil {
 		return nil, err
@@ -186,6 +187,13 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 	}
 	if err := b.checkpointStage(ctx, t, v, i, s); err != nil {
 		return nil, errors.Join(err, s.Close(ctx))
+	}
+	if q != nil {
+		q.Next = s
+		if err := b.checkpointStage(ctx, t, v, i, q); err != nil {
+			return nil, errors.Join(err, s.Close(ctx))
+		}
+		s = q
 	}
 	return &inMeter{c: c, next: s}, nil
 }

@@ -38,6 +38,8 @@ type Job struct {
 	SinkFence func(ctx context.Context, key, subject string) (*connector.Fence, error)
 	// Exceptions are the job's last failures (restart_history.go).
 	Exceptions ExceptionHistory
+	// Quarantines are the current run's poison-key quarantines.
+	Quarantines Quarantines
 }
 
 // Env holds the platform's handles that subtasks use.

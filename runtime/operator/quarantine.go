@@ -88,8 +88,8 @@ type QuarantinedKey struct {
 	Operator string `json:"operator"`
 	Subtask  int    `json:"subtask"`
 	Key      string `json:"key"`
-	// Failures are the failed records that parked the key, the one that
-	// parked it included, and any that failed in the batch after it.
+	// Failures are the failed records that parked the key (after), the
+	// one that parked it included.
 	Failures   int    `json:"failures"`
 	FirstError string `json:"first_error"`
 	// Parked counts the records parked (all on the dead-letter subject);
@@ -162,11 +162,12 @@ func (q *Quarantine) Failed(ctx context.Context, rec *abi.Record, cause error) e
 		q.mu.Unlock()
 	}
 	q.mu.Lock()
-	k.failures++
-	parks := !k.parked && k.failures >= q.After
-	if parks {
-		k.parked = true
-		q.parkedKeys++
+	if !k.parked {
+		k.failures++
+		if k.failures >= q.After {
+			k.parked = true
+			q.parkedKeys++
+		}
 	}
 	q.mu.Unlock()
 	if k.parked {
