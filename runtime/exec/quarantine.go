@@ -8,6 +8,10 @@ import (
 	"wasmstream.io/platform/runtime/plan"
 )
 
+// blobQuarantine is the kind of a quarantine's snapshot blobs
+// (operator.Quarantine.StateKind).
+const blobQuarantine = "quarantine"
+
 // Quarantines are the quarantines of the job's current run, one per keyed
 // operator subtask under on_udf_error: quarantine. The API lists and
 // releases poison keys through them. Safe for concurrent use.
