@@ -287,6 +287,7 @@ async function showJob(id, gen) {
   }));
   showSubtasks(bp);
   showExceptions(job);
+  await showQuarantine(job, gen);
   if (job.state !== state.lastState || Date.now() - state.lastCheckpoints >= checkpointsEvery) {
     state.lastState = job.state;
     state.lastCheckpoints = Date.now();
@@ -361,6 +362,39 @@ function showExceptions(job) {
   $("errors-table").hidden = failing.length === 0;
   $("no-errors").hidden = failing.length > 0 || Boolean(job.failure);
   $("errors").replaceChildren(...failing.map(v => row([v.id, v.udf_errors, v.skipped, v.dead_lettered], [1, 2, 3])));
+}
+
+// showQuarantine lists the keys the job parked, each with a button that
+// releases it; an ended job, or a server without the route, has none.
+async function showQuarantine(job, gen) {
+  let keys = [];
+  if (!terminal(job.state)) {
+    try {
+      keys = (await get(jobPath(job.id) + "/quarantine")).keys;
+    } catch (e) {
+      if (e.status !== 404 && e.status !== 409) throw e;
+    }
+  }
+  if (gen !== state.gen) return;
+  $("quarantine-table").hidden = keys.length === 0;
+  $("no-quarantine").hidden = keys.length > 0;
+  $("quarantine").replaceChildren(...keys.map(k => {
+    const release = el("button", "Release");
+    release.type = "button";
+    release.title = "replay the " + k.kept + " kept records of this key through " + k.operator + ", in order";
+    release.onclick = async () => {
+      const result = $("quarantine-result");
+      try {
+        await request("POST", jobPath(job.id) + "/quarantine/" + encodeURIComponent(k.key) + "/release");
+        result.textContent = "key " + k.key + " released: " + k.kept + " records replayed";
+      } catch (e) {
+        result.textContent = e.message;
+      }
+    };
+    const tr = row([k.operator, k.subtask, k.key, k.failures, k.parked, k.kept, k.overflow, el("pre", k.first_error), release], [1, 3, 4, 5, 6]);
+    tr.dataset.key = k.key;
+    return tr;
+  }));
 }
 
 function showSpec() {
