@@ -68,6 +68,7 @@ type Quarantine struct {
 
 	headers []abi.Header
 	batch   [1]abi.Record
+	vertex  []byte
 }
 
 // quarantineKey is one key that failed.
@@ -75,6 +76,9 @@ type quarantineKey struct {
 	failures   int
 	firstError string
 	parked     bool
+	// why is the error the records parked after the key are
+	// dead-lettered with, made once.
+	why []byte
 	// records are the kept parked records (owned copies) and bytes their
 	// size; count are all parked records, overflow those not kept.
 	records  []abi.Record
@@ -138,7 +142,7 @@ func (q *Quarantine) forward(ctx context.Context, recs []abi.Record) error {
 			}
 		}
 		start = i + 1
-		if err := q.park(ctx, k, &recs[i], "key quarantined"); err != nil {
+		if err := q.park(ctx, k, &recs[i], nil); err != nil {
 			return err
 		}
 	}
@@ -154,7 +158,7 @@ func (q *Quarantine) Failed(ctx context.Context, rec *abi.Record, cause error) e
 	k := q.keys[string(rec.Key)]
 	if k == nil {
 		if len(q.keys) >= MaxQuarantineKeys {
-			return q.deadLetter(ctx, rec, cause.Error(), false)
+			return q.deadLetter(ctx, rec, headerValue(cause.Error()), false)
 		}
 		k = &quarantineKey{firstError: cause.Error()}
 		q.mu.Lock()
@@ -171,14 +175,20 @@ func (q *Quarantine) Failed(ctx context.Context, rec *abi.Record, cause error) e
 	}
 	q.mu.Unlock()
 	if k.parked {
-		return q.park(ctx, k, rec, cause.Error())
+		return q.park(ctx, k, rec, headerValue(cause.Error()))
 	}
-	return q.deadLetter(ctx, rec, cause.Error(), false)
+	return q.deadLetter(ctx, rec, headerValue(cause.Error()), false)
 }
 
-// park dead-letters a record of parked key k and keeps a copy of it within
-// the budget.
-func (q *Quarantine) park(ctx context.Context, k *quarantineKey, rec *abi.Record, why string) error {
+// park dead-letters a record of parked key k, with the error why (nil: the
+// key is parked) and keeps a copy of it within the budget.
+func (q *Quarantine) park(ctx context.Context, k *quarantineKey, rec *abi.Record, why []byte) error {
+	if why == nil {
+		if k.why == nil {
+			k.why = headerValue(fmt.Sprintf("key quarantined after %d failed records; the first: %s", k.failures, k.firstError))
+		}
+		why = k.why
+	}
 	if err := q.deadLetter(ctx, rec, why, true); err != nil {
 		return err
 	}
@@ -196,13 +206,22 @@ func (q *Quarantine) park(ctx context.Context, k *quarantineKey, rec *abi.Record
 	return nil
 }
 
-func (q *Quarantine) deadLetter(ctx context.Context, rec *abi.Record, why string, parked bool) error {
+// The dead-letter headers' constant bytes, made once.
+var (
+	headerError      = []byte(HeaderError)
+	headerOperator   = []byte(HeaderOperator)
+	headerQuarantine = []byte(HeaderQuarantine)
+	parkedValue      = []byte("parked")
+)
+
+func (q *Quarantine) deadLetter(ctx context.Context, rec *abi.Record, why []byte, parked bool) error {
+	if q.vertex == nil {
+		q.vertex = []byte(q.Vertex)
+	}
 	q.headers = append(q.headers[:0], rec.Headers...)
-	q.headers = append(q.headers,
-		abi.Header{Name: []byte(HeaderError), Value: headerValue(why)},
-		abi.Header{Name: []byte(HeaderOperator), Value: []byte(q.Vertex)})
+	q.headers = append(q.headers, abi.Header{Name: headerError, Value: why}, abi.Header{Name: headerOperator, Value: q.vertex})
 	if parked {
-		q.headers = append(q.headers, abi.Header{Name: []byte(HeaderQuarantine), Value: []byte("parked")})
+		q.headers = append(q.headers, abi.Header{Name: headerQuarantine, Value: parkedValue})
 	}
 	q.batch[0] = abi.Record{Key: rec.Key, Value: rec.Value, Timestamp: rec.Timestamp, Headers: q.headers}
 	if err := q.DeadLetter.Process(ctx, q.batch[:]); err != nil {
