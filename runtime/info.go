@@ -81,6 +81,10 @@ type JobInfo struct {
 	Worker string `json:"worker,omitempty"`
 	// Restarts counts the restarts after failures.
 	Restarts int64 `json:"restarts,omitempty"`
+	// Exceptions are the job's last failures (at most
+	// exec.MaxExceptions), newest first: when, which subtask, the error,
+	// and the restart (its attempt and delay) or failure that followed.
+	Exceptions []exec.Exception `json:"exceptions,omitempty"`
 	// Checkpoint summarises the job's checkpoints, when it takes them.
 	Checkpoint *exec.CheckpointInfo `json:"checkpoint,omitempty"`
 	// Warnings are what the platform noticed at submission that the user

@@ -302,6 +302,7 @@ func (j *job) info() JobInfo {
 		info.Ended = &ended
 	}
 	j.mu.Unlock()
+	info.Exceptions = j.x.Exceptions.List()
 	if j.x.Checkpoints != nil {
 		info.Checkpoint = j.x.Checkpoints.Info()
 	}

@@ -20,7 +20,6 @@ import (
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/exec"
-	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/plan"
 )
 
@@ -272,7 +271,7 @@ func (m *Manager) checkConnectors(ctx context.Context, p *plan.Plan) error {
 			return noStreamFor(fmt.Sprintf("sinks[%d].jetstream.subject", i), s.JetStream.Subject, err)
 		}
 	}
-	if p.Job.OnUDFError == operator.OnErrorDeadLetter {
+	if p.Job.DeadLetter != "" {
 		if m.cfg.JetStream == nil {
 			return fmt.Errorf("%w: dead_letter_subject: no NATS connection", ErrInvalidJob)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exec"
-	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/plan"
 )
 
@@ -79,7 +78,7 @@ func (m *Manager) streamWarnings(ctx context.Context, p *plan.Plan) []string {
 			warn(fmt.Sprintf("sinks[%d]", i), s.JetStream.Subject)
 		}
 	}
-	if p.Job.OnUDFError == operator.OnErrorDeadLetter {
+	if p.Job.DeadLetter != "" {
 		warn("dead_letter_subject", p.Job.DeadLetter)
 	}
 	return out

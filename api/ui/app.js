@@ -109,11 +109,6 @@ async function loadCaps() {
 const keptSpec = id => sessionStorage.getItem("spec:" + id);
 const keepSpec = (id, text) => sessionStorage.setItem("spec:" + id, text);
 
-// histories are the failures the page saw, by job: the API reports only the
-// last failure and the restart count, so this is the exceptions history
-// while the page is open.
-const histories = new Map();
-
 // state is what the page shows: the selected job, the previous counts that
 // give records per second, and what is fetched less often than every second.
 const state = {jobId: null, gen: 0, prev: null, rates: {}, lastCheckpoints: 0, lastState: "",
@@ -262,7 +257,6 @@ async function showJob(id, gen) {
   if (state.spec === undefined) state.spec = await loadSpec(id);
   if (gen !== state.gen) return; // the page moved on meanwhile
   updateRates(job);
-  recordFailure(job);
   const failed = job.failure ? failingVertex(job, job.failure) : "";
   $("job-name").textContent = job.name;
   $("job-state").textContent = job.state;
@@ -293,6 +287,7 @@ async function showJob(id, gen) {
   }));
   showSubtasks(bp);
   showExceptions(job);
+  await showQuarantine(job, gen);
   if (job.state !== state.lastState || Date.now() - state.lastCheckpoints >= checkpointsEvery) {
     state.lastState = job.state;
     state.lastCheckpoints = Date.now();
@@ -347,37 +342,59 @@ function failingVertex(job, failure) {
   return t && ids.has(t[1]) ? t[1] : "";
 }
 
-// recordFailure adds the job's failure to its history when it is new: a
-// new restart count or another failure text.
-function recordFailure(job) {
-  if (!job.failure) return;
-  let h = histories.get(job.id);
-  if (!h) histories.set(job.id, h = {key: "", entries: []});
-  const key = (job.restarts || 0) + "\n" + job.failure;
-  if (key === h.key) return;
-  h.key = key;
-  const atEnd = job.state === "FAILED" && job.ended;
-  h.entries.push({time: atEnd ? job.ended : new Date().toISOString(), timeIs: atEnd ? "the job's end" : "seen by this page",
-    restarts: job.restarts || 0, vertex: failingVertex(job, job.failure), failure: job.failure});
-}
-
+// showExceptions shows the job's last failure and its exception history
+// as the API keeps it, newest first.
 function showExceptions(job) {
-  const entries = (histories.get(job.id) || {entries: []}).entries;
+  const entries = job.exceptions || [];
   $("failure").hidden = !job.failure;
   $("failure").textContent = job.failure || "";
   $("exceptions-table").hidden = entries.length === 0;
-  $("exceptions-note").hidden = entries.length === 0;
-  $("exceptions").replaceChildren(...entries.slice().reverse().map(x => {
-    const time = el("span", x.time);
-    time.title = x.timeIs;
-    const tr = row([time, x.restarts, x.vertex || "–", el("pre", x.failure)], [1]);
-    tr.dataset.vertex = x.vertex;
+  $("exceptions").replaceChildren(...entries.map(x => {
+    const vertex = failingVertex(job, x.error);
+    const subtask = x.task === undefined ? "–" : x.task + "[" + x.subtask + "]";
+    const tr = row([x.time, x.action, x.attempt || "–", x.action === "restart" ? x.delay_ms + " ms" : "–", subtask,
+      vertex || "–", el("pre", x.error)], [2, 3]);
+    tr.dataset.vertex = vertex;
+    tr.dataset.action = x.action;
     return tr;
   }));
   const failing = job.vertices.filter(v => v.udf_errors || v.skipped || v.dead_lettered);
   $("errors-table").hidden = failing.length === 0;
   $("no-errors").hidden = failing.length > 0 || Boolean(job.failure);
   $("errors").replaceChildren(...failing.map(v => row([v.id, v.udf_errors, v.skipped, v.dead_lettered], [1, 2, 3])));
+}
+
+// showQuarantine lists the keys the job parked, each with a button that
+// releases it; an ended job, or a server without the route, has none.
+async function showQuarantine(job, gen) {
+  let keys = [];
+  if (!terminal(job.state)) {
+    try {
+      keys = (await get(jobPath(job.id) + "/quarantine")).keys;
+    } catch (e) {
+      if (e.status !== 404 && e.status !== 409) throw e;
+    }
+  }
+  if (gen !== state.gen) return;
+  $("quarantine-table").hidden = keys.length === 0;
+  $("no-quarantine").hidden = keys.length > 0;
+  $("quarantine").replaceChildren(...keys.map(k => {
+    const release = el("button", "Release");
+    release.type = "button";
+    release.title = "replay the " + k.kept + " kept records of this key through " + k.operator + ", in order";
+    release.onclick = async () => {
+      const result = $("quarantine-result");
+      try {
+        await request("POST", jobPath(job.id) + "/quarantine/" + encodeURIComponent(k.key) + "/release");
+        result.textContent = "key " + k.key + " released: " + k.kept + " records replayed";
+      } catch (e) {
+        result.textContent = e.message;
+      }
+    };
+    const tr = row([k.operator, k.subtask, k.key, k.failures, k.parked, k.kept, k.overflow, el("pre", k.first_error), release], [1, 3, 4, 5, 6]);
+    tr.dataset.key = k.key;
+    return tr;
+  }));
 }
 
 function showSpec() {

@@ -99,7 +99,7 @@ func newJobCommand() *cobra.Command {
 	}
 	rm.Flags().BoolVar(&withSavepoints, "savepoints", false, "delete the job's savepoints too")
 	cmd.AddCommand(newJobSubmitCommand(c), list, get, spec, rm, cancel, newJobResumeCommand(c), newJobWatchCommand(c))
-	cmd.AddCommand(newJobSampleCommand(c), newJobWaitCommand(c), newJobReplayCommand(c))
+	cmd.AddCommand(newJobSampleCommand(c), newJobWaitCommand(c), newJobReplayCommand(c), newJobQuarantineCommand(c))
 	cmd.AddCommand(newSavepointCommands(c)...)
 	return cmd
 }

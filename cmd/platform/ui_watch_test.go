@@ -80,15 +80,16 @@ sinks: [{id: out, input: in, parallelism: 2, discard: true}]
 }
 
 // TestWebUIExceptions fails a job twice over with restarts and checks the
-// page's exceptions history: the failures it saw, newest first, each naming
-// the failing vertex, which the graph marks.
+// job's exception history on its page: every failure, newest first, with
+// the action and delay the restart strategy chose, each naming the failing
+// subtask and vertex, which the graph marks.
 func TestWebUIExceptions(t *testing.T) {
 	ts := startTestServer(t)
 	ctx := browser(t)
 	faulty := ts.upload(wasmbuild.UDF(t, "faulty-wat"))
 	ts.stream("POISON", []string{"poison"}, [][]byte{[]byte("fine"), []byte("poison")})
 	id := ts.submit(fmt.Sprintf(`name: poisoned
-restart: {strategy: fixed_delay, max_attempts: 2, delay: 2s}
+restart: {strategy: fixed_delay, max_attempts: 2, delay: 50ms}
 sources: [{id: in, jetstream: {stream: POISON}}]
 operators: [{id: m, input: in, map: {module: %s, function: poison}}]
 sinks: [{id: out, input: m, discard: true}]
@@ -100,29 +101,28 @@ sinks: [{id: out, input: m, discard: true}]
 	if info.State != runtime.StateFailed || info.Restarts != 2 {
 		t.Fatalf("job %s after %d restarts, want FAILED after 2", info.State, info.Restarts)
 	}
-	waitPage[bool](t, ctx, `document.getElementById("job-state").textContent === "FAILED"`)
+	waitPage[bool](t, ctx, `document.getElementById("job-state").textContent === "FAILED" && document.querySelectorAll("#exceptions tr").length === 3`)
 	type entry struct {
-		Time, Restarts, Vertex, Failure string
+		Time, Action, Attempt, Delay, Subtask, Vertex, Failure string
 	}
 	entries := run(t, ctx, chromedp.Evaluate[[]entry](`[...document.querySelectorAll("#exceptions tr")].map(tr => ({
-		Time: tr.cells[0].textContent, Restarts: tr.cells[1].textContent, Vertex: tr.cells[2].textContent, Failure: tr.cells[3].textContent}))`))
-	if len(entries) < 2 {
-		t.Fatalf("exceptions %+v, want the failures before the restarts and the last one", entries)
-	}
-	if want := (entry{info.Ended.Format(time.RFC3339Nano), "2", "m", info.Failure}); entries[0] != want {
-		t.Errorf("newest exception %+v, want %+v", entries[0], want)
+		Time: tr.cells[0].textContent, Action: tr.cells[1].textContent, Attempt: tr.cells[2].textContent, Delay: tr.cells[3].textContent,
+		Subtask: tr.cells[4].textContent, Vertex: tr.cells[5].textContent, Failure: tr.cells[6].textContent}))`))
+	want := []struct{ action, attempt, delay string }{{"fail", "–", "–"}, {"restart", "2", "50 ms"}, {"restart", "1", "50 ms"}}
+	if len(entries) != len(want) {
+		t.Fatalf("exceptions %+v, want %d", entries, len(want))
 	}
 	for i, e := range entries {
-		if e.Vertex != "m" || !strings.HasPrefix(e.Failure, "task in: operator[m]: ") {
-			t.Errorf("exception %d: %+v, want one of vertex m", i, e)
+		x := info.Exceptions[i]
+		if e.Time != x.Time.Format(time.RFC3339Nano) || e.Action != want[i].action || e.Attempt != want[i].attempt || e.Delay != want[i].delay {
+			t.Errorf("exception %d: %+v, want %s at %s, attempt %s, delay %s", i, e, want[i].action, x.Time.Format(time.RFC3339Nano), want[i].attempt, want[i].delay)
 		}
-		if i > 0 && e.Restarts > entries[i-1].Restarts {
-			t.Errorf("exceptions not newest first: %+v", entries)
+		if e.Subtask != "in[0]" || e.Vertex != "m" || !strings.HasPrefix(e.Failure, "task in: operator[m]: ") {
+			t.Errorf("exception %d: %+v, want one of subtask in[0], vertex m", i, e)
 		}
 	}
-	tip := run(t, ctx, chromedp.AttributeValue(chromedp.CSS(`#exceptions-table`), "title")).Value
-	if !strings.Contains(tip, "only a job's last failure") || !strings.Contains(tip, "while it is open") {
-		t.Errorf("the history's tooltip says %q", tip)
+	if entries[0].Failure != info.Failure {
+		t.Errorf("newest exception %q, want the job's failure %q", entries[0].Failure, info.Failure)
 	}
 	failed := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#graph g.vertex.failed, #vertices tr.failed")].map(e => e.tagName + " " + e.dataset.id)`))
 	if want := []string{"g m", "TR m"}; !slices.Equal(failed, want) {

@@ -1,7 +1,7 @@
 // Package jsonschema checks JSON values against the part of JSON Schema
 // (draft 2020-12) that the platform's own schemas use: $ref to local
 // definitions, type, properties, required, additionalProperties false, enum,
-// pattern, items and minItems, with the annotations $schema, $id, $defs,
+// pattern, items, minItems and oneOf, with the annotations $schema, $id, $defs,
 // title, description and default. It exists to test those schemas: a
 // keyword outside that set is reported as an error, so that a schema never
 // passes because the checker ignored part of it.
@@ -67,7 +67,7 @@ func (c *checker) check(schema, v any, at string) {
 	for k := range s {
 		switch {
 		case slices.Contains(annotations, k):
-		case slices.Contains([]string{"$ref", "type", "properties", "required", "additionalProperties", "enum", "pattern", "items", "minItems"}, k):
+		case slices.Contains([]string{"$ref", "type", "properties", "required", "additionalProperties", "enum", "pattern", "items", "minItems", "oneOf"}, k):
 		default:
 			c.schemaErr("keyword %q is not supported", k)
 		}
@@ -79,6 +79,9 @@ func (c *checker) check(schema, v any, at string) {
 			return
 		}
 		c.check(target, v, at)
+	}
+	if alts, ok := s["oneOf"].([]any); ok {
+		c.oneOf(alts, v, at)
 	}
 	if t, ok := s["type"].(string); ok && !hasType(v, t) {
 		c.fail(at, "want %s, got %s", t, typeOf(v))
@@ -111,6 +114,30 @@ func (c *checker) check(schema, v any, at string) {
 				c.check(items, e, at+"/"+strconv.Itoa(i))
 			}
 		}
+	}
+}
+
+// oneOf checks that exactly one of alts accepts v.
+func (c *checker) oneOf(alts []any, v any, at string) {
+	var passed int
+	var firstErrs []string
+	for _, alt := range alts {
+		sub := &checker{root: c.root, patterns: c.patterns}
+		sub.check(alt, v, at)
+		if sub.err != nil && c.err == nil {
+			c.err = sub.err
+		}
+		if len(sub.errs) == 0 {
+			passed++
+		} else if firstErrs == nil {
+			firstErrs = sub.errs
+		}
+	}
+	switch {
+	case passed == 0:
+		c.fail(at, "matches none of oneOf: %s", strings.Join(firstErrs, "; "))
+	case passed > 1:
+		c.fail(at, "matches %d of oneOf, want exactly one", passed)
 	}
 }
 

@@ -14,7 +14,9 @@ const schema = `{
     "name": {"type": "string", "pattern": "^[a-z]+$"},
     "n": {"type": "integer", "default": 1},
     "mode": {"type": "string", "enum": ["a", "b"]},
-    "list": {"type": "array", "items": {"$ref": "#/$defs/Item"}, "minItems": 1}
+    "list": {"type": "array", "items": {"$ref": "#/$defs/Item"}, "minItems": 1},
+    "either": {"oneOf": [{"type": "string", "enum": ["a"]}, {"$ref": "#/$defs/Item"}]},
+    "both": {"oneOf": [{"type": "string"}, {"type": "string", "enum": ["a"]}]}
   },
   "required": ["name", "list"],
   "additionalProperties": false,
@@ -37,6 +39,11 @@ func TestValidate(t *testing.T) {
 		{`{"name": "x", "list": [{"on": 1, "off": true}, 3]}`, []string{
 			`/list/0/off: not allowed`, `/list/0/on: want boolean, got integer`, `/list/1: want object, got integer`}},
 		{`[]`, []string{`/: want object, got array`}},
+		{`{"name": "x", "list": [{}], "either": "a"}`, nil},
+		{`{"name": "x", "list": [{}], "either": {"on": true}, "both": "b"}`, nil},
+		{`{"name": "x", "list": [{}], "either": "b"}`, []string{`/either: matches none of oneOf: /either: "b" is not one of ["a"]`}},
+		{`{"name": "x", "list": [{}], "either": 3}`, []string{`/either: matches none of oneOf: /either: want string, got integer`}},
+		{`{"name": "x", "list": [{}], "both": "a"}`, []string{`/both: matches 2 of oneOf, want exactly one`}},
 	} {
 		var v any
 		if err := json.Unmarshal([]byte(tc.doc), &v); err != nil {

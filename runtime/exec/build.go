@@ -71,7 +71,7 @@ func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*Task, error
 	job := b.j.Plan.Job
 	t := &Task{name: v.ID, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.Log.With("vertex", v.ID, "subtask", i)}
 	b.checkpointTask(t, v)
-	if job.OnUDFError == operator.OnErrorDeadLetter {
+	if job.DeadLetter != "" {
 		dlq, err := b.deadLetters(ctx, t, v, i)
 		if err != nil {
 			return t, fmt.Errorf("dead_letter_subject: %w", err)
@@ -155,6 +155,7 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 	c := b.j.Counters[v.ID][i]
 	t.stats.vertices = append(t.stats.vertices, b.vertexClock(v, i))
 	policy := b.policy(t, v.ID, c)
+	q := b.quarantine(t, v, i, policy) // quarantine.go
 	out, err := b.outputs(ctx, t, v, i)
 	if err != nil {
 		return nil, err
@@ -186,6 +187,13 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 	}
 	if err := b.checkpointStage(ctx, t, v, i, s); err != nil {
 		return nil, errors.Join(err, s.Close(ctx))
+	}
+	if q != nil {
+		q.Next = s
+		if err := b.checkpointStage(ctx, t, v, i, q); err != nil {
+			return nil, errors.Join(err, s.Close(ctx))
+		}
+		s = q
 	}
 	return &inMeter{c: c, next: s}, nil
 }
@@ -289,7 +297,7 @@ func (b *builder) partitioner(e *plan.Edge, producer int) exchange.Partitioner {
 
 func (b *builder) policy(t *Task, vertexID string, c *Counters) *operator.ErrorPolicy {
 	log := b.j.Log.With("vertex", vertexID, "subtask", t.subtask)
-	return &operator.ErrorPolicy{Mode: b.j.Plan.Job.OnUDFError, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
+	return &operator.ErrorPolicy{Mode: b.j.Plan.Job.OnUDFError.Policy, Vertex: vertexID, DeadLetter: t.dlq, Counts: &c.ErrorCounts, Log: log}
 }
 
 func (b *builder) wasmStage(t *Task, vertexID string, i int, f *plan.Func, kind abi.Kind, policy *operator.ErrorPolicy, next operator.Stage) operator.Stage {

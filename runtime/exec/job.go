@@ -36,6 +36,10 @@ type Job struct {
 	// subtask's key (its message id prefix) and subject; nil commits
 	// unfenced.
 	SinkFence func(ctx context.Context, key, subject string) (*connector.Fence, error)
+	// Exceptions are the job's last failures (restart_history.go).
+	Exceptions ExceptionHistory
+	// Quarantines are the current run's poison-key quarantines.
+	Quarantines Quarantines
 }
 
 // Env holds the platform's handles that subtasks use.

@@ -247,7 +247,7 @@ func runTasks(ctx context.Context, cancel context.CancelFunc, tasks []*Task) err
 		go func() {
 			defer wg.Done()
 			if err := t.run(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, errStopped) {
-				once.Do(func() { firstErr = fmt.Errorf("task %s: %w", t.name, err); cancel() })
+				once.Do(func() { firstErr = &TaskFailure{Task: t.name, Subtask: t.subtask, Err: err}; cancel() })
 			}
 		}()
 	}

@@ -47,7 +47,8 @@ type ErrorCounts struct {
 }
 
 // ErrorPolicy applies on_udf_error to one failed record: fail the job, skip
-// and count it, or publish it with the error to the dead-letter subject.
+// and count it, publish it with the error to the dead-letter subject, or,
+// under quarantine, count it against its key (quarantine.go).
 type ErrorPolicy struct {
 	Mode       string
 	Vertex     string
@@ -62,9 +63,13 @@ type ErrorPolicy struct {
 	// process, watermark and session gap functions), a pointer into that
 	// batch. Jobs leave it nil; platform udf test prints failed records
 	// with it.
-	Report  func(ctx context.Context, rec *abi.Record, cause error) error
-	headers []abi.Header
-	batch   [1]abi.Record
+	Report func(ctx context.Context, rec *abi.Record, cause error) error
+	// Quarantine takes the failed records under on_udf_error: quarantine
+	// of an operator after a key_by; without one (the operator is not
+	// keyed) they are dead-lettered.
+	Quarantine *Quarantine
+	headers    []abi.Header
+	batch      [1]abi.Record
 }
 
 func (p *ErrorPolicy) RecordFailed(ctx context.Context, rec *abi.Record, cause error) error {
@@ -77,7 +82,10 @@ func (p *ErrorPolicy) RecordFailed(ctx context.Context, rec *abi.Record, cause e
 		p.Counts.Skipped.Add(1)
 		p.Log.Debug("record skipped", "error", cause)
 		return nil
-	case OnErrorDeadLetter:
+	case OnErrorQuarantine, OnErrorDeadLetter:
+		if p.Quarantine != nil {
+			return p.Quarantine.Failed(ctx, rec, cause)
+		}
 		p.headers = append(p.headers[:0], rec.Headers...)
 		p.headers = append(p.headers,
 			abi.Header{Name: []byte(HeaderError), Value: headerValue(cause.Error())},

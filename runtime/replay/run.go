@@ -188,7 +188,7 @@ func splitNames(subjects []string) (watermarks, positions []string) {
 // policy is on_udf_error for the replay: a record or timer a function
 // fails is reported, and the replay goes on.
 func (r *run) policy(v *version, vertex string) *operator.ErrorPolicy {
-	return &operator.ErrorPolicy{Mode: r.job.Job.OnUDFError, Vertex: vertex, Counts: &operator.ErrorCounts{}, Log: r.log,
+	return &operator.ErrorPolicy{Mode: r.job.Job.OnUDFError.Policy, Vertex: vertex, Counts: &operator.ErrorCounts{}, Log: r.log,
 		Report: func(_ context.Context, rec *abi.Record, cause error) error {
 			ts := rec.Timestamp
 			e := Event{Event: EventError, Key: Bytes(clone(rec.Key)), Value: Bytes(clone(rec.Value)), Timestamp: &ts, Error: cause.Error()}

@@ -39,7 +39,10 @@ func (d *decoder) wrongType(path string, n *yaml.Node, want string) {
 	d.fail(path, n, "want %s, got %s", want, describe(n))
 }
 
-var durationType = reflect.TypeFor[Duration]()
+var (
+	durationType   = reflect.TypeFor[Duration]()
+	onUDFErrorType = reflect.TypeFor[OnUDFError]()
+)
 
 // value decodes n into v, which must be settable.
 func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
@@ -51,6 +54,10 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 	}
 	if v.Type() == durationType {
 		d.duration(n, v, path)
+		return
+	}
+	if v.Type() == onUDFErrorType && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		v.Set(reflect.ValueOf(OnUDFError{Policy: n.Value})) // the policy's name alone
 		return
 	}
 	switch v.Kind() {

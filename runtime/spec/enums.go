@@ -6,10 +6,10 @@ import "reflect"
 // these, and JSONSchema writes them as the fields' enums (see enums).
 var (
 	timeModes           = []string{"event", "processing", "ingestion"}
-	onUDFErrors         = []string{"fail", "skip", "dead_letter"}
+	onUDFErrors         = []string{"fail", "skip", "dead_letter", "quarantine"}
 	stateBackends       = []string{"memory", "pebble"}
 	checkpointModes     = []string{"exactly_once", "at_least_once"}
-	restartStrategies   = []string{"none", "fixed_delay", "exponential"}
+	restartStrategies   = []string{"none", "fixed_delay", "exponential", "failure_rate"}
 	generatorKinds      = []string{"sequence", "clicks", "text", "nexmark"}
 	onGaps              = []string{"fail", "skip"}
 	objectFormats       = []string{"jsonl"}
@@ -27,7 +27,8 @@ var (
 // enums maps a spec type and the json name of one of its fields to the
 // values the field takes.
 var enums = map[reflect.Type]map[string][]string{
-	reflect.TypeFor[Job]():          {"time": timeModes, "on_udf_error": onUDFErrors},
+	reflect.TypeFor[Job]():          {"time": timeModes},
+	reflect.TypeFor[OnUDFError]():   {"policy": onUDFErrors},
 	reflect.TypeFor[StateBackend](): {"backend": stateBackends},
 	reflect.TypeFor[Checkpoint]():   {"mode": checkpointModes},
 	reflect.TypeFor[Restart]():      {"strategy": restartStrategies},

@@ -99,8 +99,8 @@ func designJob() *Job {
 		Time:           "event",
 		BufferTimeout:  dur("100ms"),
 		Checkpoint:     &Checkpoint{Interval: dur("1s"), Mode: "exactly_once", Timeout: dur("1m"), Retain: 3},
-		Restart:        &Restart{Strategy: "exponential", MaxAttempts: 10, Delay: dur("1s"), MaxDelay: dur("5m")},
-		OnUDFError:     "fail",
+		Restart:        &Restart{Strategy: "exponential", MaxAttempts: 10, Delay: dur("1s"), MaxDelay: dur("5m"), Multiplier: 2, ResetAfter: dur("1h"), MaxFailuresPerInterval: 1, Interval: dur("1m")},
+		OnUDFError:     OnUDFError{Policy: "fail"},
 		UDF:            UDFLimits{MemoryLimit: 64 << 20, CallTimeout: dur("10s"), BatchSize: 1024},
 		State:          &StateBackend{Backend: "memory"},
 		Sources: []Source{

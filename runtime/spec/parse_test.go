@@ -52,13 +52,19 @@ state: {backend: pebble, budget: 1048576}
 time: processing
 udf: {batch_size: 16, memory_limit: 4294967296}
 `, func(j *Job) {
-		j.Restart = &Restart{Strategy: "fixed_delay", MaxAttempts: 3, Delay: dur("2s"), MaxDelay: dur("5m")}
+		j.Restart = &Restart{Strategy: "fixed_delay", MaxAttempts: 3, Delay: dur("2s"), MaxDelay: dur("5m"), Multiplier: 2, ResetAfter: dur("1h"), MaxFailuresPerInterval: 1, Interval: dur("1m")}
 		j.State = &StateBackend{Backend: "pebble", Budget: 1 << 20}
 		j.Time = "processing"
 		j.UDF = UDFLimits{MemoryLimit: 4 << 30, CallTimeout: dur("10s"), BatchSize: 16}
 	}},
 	{"dead letter", minimalSpec + "on_udf_error: dead_letter\ndead_letter_subject: j.dead\n",
-		func(j *Job) { j.OnUDFError, j.DeadLetter = "dead_letter", "j.dead" }},
+		func(j *Job) { j.OnUDFError, j.DeadLetter = OnUDFError{Policy: "dead_letter"}, "j.dead" }},
+	{"quarantine", minimalSpec + "on_udf_error: {policy: quarantine, after: 3, budget: 1024}\ndead_letter_subject: j.dead\n",
+		func(j *Job) {
+			j.OnUDFError, j.DeadLetter = OnUDFError{Policy: "quarantine", After: 3, Budget: 1024}, "j.dead"
+		}},
+	{"on_udf_error object with a bare policy", minimalSpec + "on_udf_error: {policy: skip}\n",
+		func(j *Job) { j.OnUDFError = OnUDFError{Policy: "skip"} }},
 	{"null is absent", minimalSpec + "restart: null\nudf:\noperators: ~\ncheckpoint: null\n", nil},
 	{"empty lists are none", `
 name: j

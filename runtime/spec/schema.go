@@ -133,6 +133,14 @@ func (g *schemaGen) fieldType(t reflect.Type) *object {
 	if t == durationType {
 		return g.ref(t)
 	}
+	if t == onUDFErrorType {
+		name := &object{}
+		name.set("type", "string")
+		name.set("enum", onUDFErrors)
+		s := &object{}
+		s.set("oneOf", []any{name, g.ref(t)})
+		return s
+	}
 	s := &object{}
 	switch t.Kind() {
 	case reflect.Pointer:

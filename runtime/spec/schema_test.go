@@ -158,7 +158,7 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 		path  string
 	}{
 		{Job{}, "time", job("time: x\n"), "time"},
-		{Job{}, "on_udf_error", job("on_udf_error: x\n"), "on_udf_error"},
+		{OnUDFError{}, "policy", job("on_udf_error: x\n"), "on_udf_error"},
 		{StateBackend{}, "backend", job("state: {backend: x}\n"), "state.backend"},
 		{Checkpoint{}, "mode", job("checkpoint: {interval: 1s, mode: x}\n"), "checkpoint.mode"},
 		{Restart{}, "strategy", job("restart: {strategy: x}\n"), "restart.strategy"},

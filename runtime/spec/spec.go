@@ -9,6 +9,8 @@
 // with at least one element); JSONSchema lists these as required.
 package spec
 
+import "encoding/json"
+
 // Job is a parsed, defaulted and validated job specification.
 // After Parse, UDF, Restart and State are always set; Checkpoint is nil when
 // the job takes no checkpoints.
@@ -20,7 +22,7 @@ type Job struct {
 	BufferTimeout  Duration      `json:"buffer_timeout" default:"100ms"`
 	Checkpoint     *Checkpoint   `json:"checkpoint,omitempty"`
 	Restart        *Restart      `json:"restart,omitempty" default:"{}"`
-	OnUDFError     string        `json:"on_udf_error" default:"fail"` // fail | skip | dead_letter
+	OnUDFError     OnUDFError    `json:"on_udf_error" default:"fail"`
 	DeadLetter     string        `json:"dead_letter_subject,omitempty"`
 	UDF            UDFLimits     `json:"udf" default:"{}"`
 	State          *StateBackend `json:"state,omitempty" default:"{}"`
@@ -50,15 +52,52 @@ type Checkpoint struct {
 	Retain    int      `json:"retain" default:"3"`
 }
 
-// Restart is the restart strategy.
+// Restart is the restart strategy, as Flink's: none, fixed_delay,
+// exponential (with a reset after a stable run) or failure_rate.
 type Restart struct {
-	Strategy string `json:"strategy" default:"none"` // none | fixed_delay | exponential
-	// MaxAttempts bounds the restarts; 0: no bound.
+	Strategy string `json:"strategy" default:"none"` // none | fixed_delay | exponential | failure_rate
+	// MaxAttempts bounds the restarts of fixed_delay (over the job's
+	// life) and exponential (since its last reset); 0: no bound.
 	MaxAttempts int `json:"max_attempts,omitzero"`
 	// Delay is the wait before a restart (the first one for exponential).
 	Delay Duration `json:"delay" default:"1s"`
-	// MaxDelay caps the doubling delay of the exponential strategy.
+	// MaxDelay caps the growing delay of the exponential strategy.
 	MaxDelay Duration `json:"max_delay" default:"5m"`
+	// Multiplier grows the exponential delay after each restart.
+	Multiplier float64 `json:"multiplier" default:"2"`
+	// Jitter spreads each exponential delay by up to this share of it,
+	// either way (0 to 1).
+	Jitter float64 `json:"jitter,omitzero"`
+	// ResetAfter: a run of the exponential strategy that held this long
+	// before it failed resets the delay and the attempts; 0: never.
+	ResetAfter Duration `json:"reset_after" default:"1h"`
+	// MaxFailuresPerInterval is how many failures failure_rate restarts
+	// within any Interval; one more fails the job.
+	MaxFailuresPerInterval int `json:"max_failures_per_interval" default:"1"`
+	// Interval is failure_rate's sliding window.
+	Interval Duration `json:"interval" default:"1m"`
+}
+
+// OnUDFError is what happens to a record a function fails on. The spec
+// gives it as a policy name (`on_udf_error: skip`) or as an object
+// (`on_udf_error: {policy: quarantine, after: 3}`).
+type OnUDFError struct {
+	Policy string `json:"policy" default:"fail"` // fail | skip | dead_letter | quarantine
+	// After is how many failed records of one key park the key, under
+	// quarantine.
+	After int `json:"after,omitzero"`
+	// Budget bounds the bytes of parked records a subtask keeps for
+	// release, under quarantine; 0: 16 MiB.
+	Budget int64 `json:"budget,omitzero"`
+}
+
+// MarshalJSON writes a bare policy as its name, as the spec may give it.
+func (o OnUDFError) MarshalJSON() ([]byte, error) {
+	if o.After == 0 && o.Budget == 0 {
+		return json.Marshal(o.Policy)
+	}
+	type object OnUDFError
+	return json.Marshal(object(o))
 }
 
 // StateBackend chooses where keyed state lives.

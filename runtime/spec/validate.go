@@ -131,12 +131,13 @@ func (v *validator) settings() {
 	v.between("max_parallelism", int64(j.MaxParallelism), 1, maxMaxParallelism)
 	v.parallelism("parallelism", j.Parallelism)
 	v.oneOf("time", j.Time, timeModes...)
-	v.oneOf("on_udf_error", j.OnUDFError, onUDFErrors...)
+	v.onUDFError(&j.OnUDFError)
+	deadLetters := j.OnUDFError.Policy == "dead_letter" || j.OnUDFError.Policy == "quarantine"
 	switch {
-	case j.OnUDFError == "dead_letter" && j.DeadLetter == "":
-		v.fail("dead_letter_subject", "required when on_udf_error is dead_letter")
-	case j.OnUDFError != "dead_letter" && j.DeadLetter != "":
-		v.fail("dead_letter_subject", "only used when on_udf_error is dead_letter")
+	case deadLetters && j.DeadLetter == "":
+		v.fail("dead_letter_subject", "required when on_udf_error is %s", j.OnUDFError.Policy)
+	case !deadLetters && j.DeadLetter != "":
+		v.fail("dead_letter_subject", "only used when on_udf_error is dead_letter or quarantine")
 	case j.DeadLetter != "":
 		if msg := subjectProblem(j.DeadLetter, false); msg != "" {
 			v.fail("dead_letter_subject", "%s", msg)
@@ -150,6 +151,22 @@ func (v *validator) settings() {
 	v.oneOf("state.backend", j.State.Backend, stateBackends...)
 	if j.State.Budget < 0 {
 		v.fail("state.budget", "must not be negative, got %d", j.State.Budget)
+	}
+}
+
+func (v *validator) onUDFError(o *OnUDFError) {
+	v.oneOf("on_udf_error", o.Policy, onUDFErrors...)
+	switch {
+	case o.Policy != "quarantine" && o.After != 0:
+		v.fail("on_udf_error.after", "only used with policy quarantine")
+	case o.Policy == "quarantine" && o.After < 1:
+		v.fail("on_udf_error.after", "required with policy quarantine: the failed records of one key that park it, at least 1, got %d", o.After)
+	}
+	switch {
+	case o.Policy != "quarantine" && o.Budget != 0:
+		v.fail("on_udf_error.budget", "only used with policy quarantine")
+	case o.Budget < 0:
+		v.fail("on_udf_error.budget", "must not be negative, got %d", o.Budget)
 	}
 }
 
@@ -183,7 +200,28 @@ func (v *validator) restart(r *Restart) {
 	}
 	v.notNegative("restart.delay", r.Delay)
 	v.notNegative("restart.max_delay", r.MaxDelay)
-	if r.Strategy == "exponential" && r.MaxDelay.Duration < r.Delay.Duration {
-		v.fail("restart.max_delay", "must not be less than delay (%s), got %s", r.Delay, r.MaxDelay)
+	v.notNegative("restart.reset_after", r.ResetAfter)
+	if r.Multiplier < 1 {
+		v.fail("restart.multiplier", "must be at least 1, got %g", r.Multiplier)
+	}
+	if r.Jitter < 0 || r.Jitter > 1 {
+		v.fail("restart.jitter", "must be between 0 and 1, got %g", r.Jitter)
+	}
+	switch r.Strategy {
+	case "exponential":
+		if r.MaxDelay.Duration < r.Delay.Duration {
+			v.fail("restart.max_delay", "must not be less than delay (%s), got %s", r.Delay, r.MaxDelay)
+		}
+	case "failure_rate":
+		if r.MaxAttempts != 0 {
+			v.fail("restart.max_attempts", "not used by failure_rate, which bounds failures with max_failures_per_interval")
+		}
+		if r.MaxFailuresPerInterval < 1 {
+			v.fail("restart.max_failures_per_interval", "must be at least 1, got %d", r.MaxFailuresPerInterval)
+		}
+		v.positive("restart.interval", r.Interval)
+	}
+	if r.Jitter != 0 && r.Strategy != "exponential" {
+		v.fail("restart.jitter", "only used by the exponential strategy")
 	}
 }
