@@ -1,0 +1,186 @@
+package broadcast
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/process"
+	"wasmstream.io/platform/state"
+	"wasmstream.io/platform/watermark"
+)
+
+// Config is what a broadcast process operator subtask is made of.
+type Config struct {
+	Vertex string
+	// Process is the keyed input's process function, OnTimer its on_timer
+	// function (nil: none), Broadcast the process_broadcast function; all
+	// three of one module.
+	Process   operator.GroupCall
+	OnTimer   *operator.GroupCall
+	Broadcast operator.GroupCall
+	// States are the module's declared states; Keyed is the subtask's
+	// keyed state over them (broadcast states unused there).
+	States []abi.State
+	Keyed  *state.Keyed
+	// Inputs tells the keyed input (left) from the broadcast one (right).
+	Inputs *operator.Inputs
+	// Limit bounds the bytes of the subtask's broadcast states (0: none).
+	Limit     int64
+	BatchSize int
+	Policy    *operator.ErrorPolicy
+	Next      operator.Stage
+}
+
+// Operator runs a keyed broadcast process function. The keyed side is a
+// keyed process operator whose calls see the broadcast states read-only;
+// the broadcast side calls process_broadcast with a frame of one keyless
+// group. The two inputs interleave as their batches reach the task, with no
+// order between them (as in Flink): a keyed record may see the broadcast
+// states before or after a rule that was sent earlier on the other input.
+// Event time is the task's, the minimum over both inputs.
+//
+// A trap in any of its functions fails the job whatever on_udf_error says:
+// the call may have changed state. Records a function reports as failed
+// follow on_udf_error.
+type Operator struct {
+	vertex string
+	keyed  *process.Operator
+	store  *Store
+	env    broadcastEnv
+	call   operator.GroupCall
+	inputs *operator.Inputs
+	policy *operator.ErrorPolicy
+	next   operator.Stage
+	batch  int
+	wm     int64
+	// Clock is the processing time the broadcast frames carry.
+	Clock func() int64
+
+	answer     operator.Answer
+	out        []abi.Record
+	headers    []abi.Header
+	failed     []failed
+	inputStart int
+}
+
+// failed is a broadcast record the function failed, with its message.
+type failed struct {
+	index uint32
+	msg   string
+}
+
+var _ operator.Stateful = (*Operator)(nil)
+
+// New makes a broadcast process operator subtask.
+func New(cfg Config) *Operator {
+	op := &Operator{vertex: cfg.Vertex, store: NewStore(cfg.States, cfg.Limit), call: cfg.Broadcast, inputs: cfg.Inputs,
+		policy: cfg.Policy, next: cfg.Next, batch: max(cfg.BatchSize, 1), wm: abi.NoWatermark, Clock: operator.NowMillis}
+	op.env.store = op.store
+	op.call.Env = &op.env
+	proc := cfg.Process
+	proc.Guest = &viewCaller{inner: proc.Guest, view: keyedView{store: op.store}}
+	var onTimer *operator.GroupCall
+	if cfg.OnTimer != nil {
+		t := *cfg.OnTimer
+		t.Guest = &viewCaller{inner: t.Guest, view: keyedView{store: op.store}}
+		onTimer = &t
+	}
+	op.keyed = process.New(cfg.Vertex, proc, onTimer, cfg.Keyed, op.batch, cfg.Policy, cfg.Next)
+	return op
+}
+
+// Store is the subtask's broadcast states.
+func (op *Operator) Store() *Store { return op.store }
+
+// SetClock sets the processing time both sides' frames carry.
+func (op *Operator) SetClock(clock func() int64) {
+	op.Clock = clock
+	op.keyed.Clock = clock
+}
+
+// Timers lists the keyed side's registered timers of a domain.
+func (op *Operator) Timers(d abi.TimeDomain) []watermark.Timer { return op.keyed.Timers(d) }
+
+func (op *Operator) Process(ctx context.Context, recs []abi.Record) error {
+	if !op.inputs.Right {
+		return op.keyed.Process(ctx, recs)
+	}
+	for len(recs) > 0 {
+		n := min(len(recs), op.batch)
+		if err := op.broadcast(ctx, recs[:n]); err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+// broadcast runs process_broadcast over one batch of broadcast records.
+func (op *Operator) broadcast(ctx context.Context, recs []abi.Record) error {
+	op.call.Begin(abi.OpNone, op.wm, op.Clock())
+	op.call.Add(&abi.GroupHead{}, recs)
+	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
+	op.answer.Reset("record")
+	err := op.call.Run(ctx, true, func(e *abi.Entry) error { return op.answered(e, recs) })
+	if err != nil {
+		var budget *state.BudgetError
+		if errors.As(err, &budget) {
+			return fmt.Errorf("operator[%s]: %w", op.vertex, budget)
+		}
+		return fmt.Errorf("operator[%s]: %w", op.vertex, err)
+	}
+	if err := op.next.Process(ctx, op.out); err != nil {
+		return err
+	}
+	for _, f := range op.failed {
+		cause := fmt.Errorf("udf[%s] function[%s]: %s", op.call.Module, op.call.Function, f.msg)
+		if err := op.policy.RecordFailed(ctx, &recs[f.index], cause); err != nil {
+			return fmt.Errorf("process_broadcast: %w", err)
+		}
+	}
+	return nil
+}
+
+// answered takes one entry of a process_broadcast answer: a record it emits
+// over the broadcast record it answers, or the error that fails that record.
+func (op *Operator) answered(e *abi.Entry, recs []abi.Record) error {
+	first, verdict, err := op.answer.Next(e)
+	if err != nil {
+		return op.call.BadOutput(err)
+	}
+	if first {
+		op.inputStart = len(op.out)
+	}
+	if e.Tag != abi.TagError && e.Tag != abi.TagRecord {
+		return op.call.BadOutput(fmt.Errorf("process_broadcast function wrote a %s entry", operator.TagName(e.Tag)))
+	}
+	switch verdict {
+	case operator.Fail:
+		op.out = op.out[:op.inputStart]
+		op.failed = append(op.failed, failed{e.Index, string(e.Message)})
+	case operator.Emit:
+		out := e.Apply(&recs[e.Index])
+		if e.Flags&abi.HasHeaders != 0 {
+			start := len(op.headers)
+			op.headers = append(op.headers, e.Headers...)
+			out.Headers = op.headers[start:len(op.headers):len(op.headers)]
+		}
+		op.out = append(op.out, out)
+	}
+	return nil
+}
+
+func (op *Operator) Advance(ctx context.Context, wm int64) error {
+	op.wm = max(op.wm, wm)
+	return op.keyed.Advance(ctx, wm)
+}
+
+func (op *Operator) Tick(ctx context.Context, now int64) error { return op.keyed.Tick(ctx, now) }
+func (op *Operator) Finish(ctx context.Context) error          { return op.keyed.Finish(ctx) }
+
+func (op *Operator) Close(ctx context.Context) error {
+	return errors.Join(op.call.Guest.Close(ctx), op.keyed.Close(ctx))
+}
