@@ -1,0 +1,105 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/wasmbuild"
+)
+
+// TestBroadcastRulesJob runs the rules module (udfs/rules) as a job on
+// embedded NATS: a rule stream broadcast to the three subtasks of a
+// broadcast_process operator, an event stream keyed by user. Each step
+// waits until the operator has taken in what was published, so that the
+// order between the two inputs, which the platform does not fix, is the
+// test's: events meet no rule, then the first rules, then the changed
+// ones; every subtask holds every rule.
+func TestBroadcastRulesJob(t *testing.T) {
+	m, js := newJetStreamManager(t)
+	ctx := context.Background()
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "RULES", Subjects: []string{"rules"}}, {Name: "EVENTS", Subjects: []string{"events"}}, {Name: "MATCHES", Subjects: []string{"matches"}},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := m.SubmitJob(ctx, []byte(fmt.Sprintf(`
+name: rules
+sources:
+  - {id: rules, jetstream: {stream: RULES}}
+  - {id: events, jetstream: {stream: EVENTS}}
+operators:
+  - id: match
+    parallelism: 3
+    input: events
+    key_by: {field: user}
+    broadcast_process: {broadcast: rules, module: %s, process_element: match, process_broadcast: update}
+sinks: [{id: out, input: match, jetstream: {subject: matches}}]
+`, mod.ID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = m.CancelJob(context.Background(), info.ID) })
+	users := []string{"ann", "bob", "cid", "dan", "eve", "fay"}
+	in := int64(0)
+	publish := func(subject string, values ...string) {
+		t.Helper()
+		for _, v := range values {
+			if _, err := js.Publish(ctx, subject, []byte(v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A rule reaches all three subtasks, an event one.
+		if subject == "rules" {
+			in += 3 * int64(len(values))
+		} else {
+			in += int64(len(values))
+		}
+		waitFor(t, fmt.Sprintf("operator match took in %d records", in), func() bool {
+			got, err := m.GetJob(ctx, info.ID)
+			return err == nil && vertexInfo(got, "match").RecordsIn == in
+		})
+	}
+	events := func(amount int) []string {
+		var out []string
+		for _, u := range users {
+			out = append(out, fmt.Sprintf(`{"user":%q,"amount":%d}`, u, amount))
+		}
+		return out
+	}
+	publish("events", events(500)...)
+	publish("rules", `{"rule":"big","min":100}`, `{"rule":"any","min":0}`)
+	publish("events", events(150)...)
+	publish("rules", `{"rule":"big","min":200}`, `{"rule":"any"}`, `{"rule":"huge","min":1000}`)
+	publish("events", events(250)...)
+	var want []string
+	for _, u := range users {
+		want = append(want,
+			fmt.Sprintf(`{"user":%q,"rule":"any","amount":150,"hits":1}`, u),
+			fmt.Sprintf(`{"user":%q,"rule":"big","amount":150,"hits":2}`, u),
+			fmt.Sprintf(`{"user":%q,"rule":"big","amount":250,"hits":3}`, u))
+	}
+	waitFor(t, fmt.Sprintf("%d matches", len(want)), func() bool {
+		st, err := js.Stream(ctx, "MATCHES")
+		if err != nil {
+			return false
+		}
+		si, err := st.Info(ctx)
+		return err == nil && si.State.Msgs >= uint64(len(want))
+	})
+	got := readSubject(t, js, "MATCHES", "matches")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("matches:\n got %q\nwant %q", got, want)
+	}
+}
