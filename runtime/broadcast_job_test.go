@@ -3,12 +3,17 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/plan"
+	"wasmstream.io/platform/runtime/spec"
 )
 
 // TestBroadcastRulesJob runs the rules module (udfs/rules) as a job on
@@ -101,5 +106,69 @@ sinks: [{id: out, input: match, jetstream: {subject: matches}}]
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Fatalf("matches:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestRulesJobSpecPlans checks that udfs/rules/job.yaml parses and plans
+// against the rules module: a keyed edge, then the broadcast one.
+func TestRulesJobSpecPlans(t *testing.T) {
+	m := newTestManager(t)
+	mod, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "udfs", "rules", "job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := spec.Parse([]byte(strings.ReplaceAll(string(text), "${MODULE}", mod.ID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(j, m.lookupDescription)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := p.Vertex("match")
+	if len(v.In) != 2 || v.In[0].Ship != plan.ShipHash || v.In[0].From.ID != "events" || v.In[1].Ship != plan.ShipBroadcast ||
+		v.In[1].From.ID != "rules" || v.Fn.Function != "match" || v.Broadcast.Function != "update" {
+		t.Fatalf("plan of match: %+v", v)
+	}
+}
+
+// A module's functions of the wrong kinds, and one without a broadcast
+// state, are refused at submission with the field.
+func TestBroadcastPlanProblems(t *testing.T) {
+	m := newTestManager(t)
+	rules, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dedup, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, "dedup"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		module, element, broadcast, extra, want string
+	}{
+		{rules.ID, "update", "update", "", `operators[0].broadcast_process.process_element.function: "update" is a process_broadcast function, want process`},
+		{rules.ID, "match", "match", "", `operators[0].broadcast_process.process_broadcast.function: "match" is a process function, want process_broadcast`},
+		{rules.ID, "match", "update", "\n    state_ttl: [{state: rules, ttl: 1h}]", `operators[0].state_ttl[0].state: "rules" is a broadcast state, which has no ttl`},
+		{dedup.ID, "dedup", "dedup", "", `declares no broadcast state (it declares seen (value))`},
+	}
+	for _, tt := range tests {
+		_, err := m.SubmitJob(context.Background(), []byte(fmt.Sprintf(`
+name: bad
+sources: [{id: events, generator: {kind: clicks}}, {id: rules, generator: {kind: sequence}}]
+operators:
+  - id: match
+    input: events
+    key_by: {field: user}
+    broadcast_process: {broadcast: rules, module: %s, process_element: %s, process_broadcast: %s}%s
+sinks: [{id: out, input: match, discard: true}]
+`, tt.module, tt.element, tt.broadcast, tt.extra)))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("got %v, want %q", err, tt.want)
+		}
 	}
 }

@@ -150,6 +150,15 @@ func (v *keyedView) MapEntries(s uint32) (int, []byte, error) {
 	return v.keyed.MapEntries(s)
 }
 
+// ReadOnly is g with its calls' state imports seen through the broadcast
+// states: reads of a broadcast state served from s, writes refused, the
+// other states as g's env serves them. The keyed side's process and
+// on_timer calls are made with it.
+func (s *Store) ReadOnly(g operator.GroupCall) operator.GroupCall {
+	g.Guest = &viewCaller{inner: g.Guest, view: keyedView{store: s}}
+	return g
+}
+
 // viewCaller runs the keyed side's functions with the keyed process
 // operator's env seen through a keyedView.
 type viewCaller struct {

@@ -7,28 +7,24 @@ import (
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
-	"wasmstream.io/platform/runtime/operator/process"
 	"wasmstream.io/platform/state"
-	"wasmstream.io/platform/watermark"
 )
 
 // Config is what a broadcast process operator subtask is made of.
 type Config struct {
 	Vertex string
-	// Process is the keyed input's process function, OnTimer its on_timer
-	// function (nil: none), Broadcast the process_broadcast function; all
-	// three of one module.
-	Process   operator.GroupCall
-	OnTimer   *operator.GroupCall
+	// Store is the subtask's broadcast states.
+	Store *Store
+	// Keyed is the keyed side: a keyed process operator (Flink's
+	// KeyedProcessFunction) whose function calls were made with
+	// Store.ReadOnly, so that they read the broadcast states and cannot
+	// write them, and whose snapshot is the keyed state and timers.
+	Keyed operator.Stateful
+	// Broadcast is the process_broadcast function, of the keyed side's
+	// module.
 	Broadcast operator.GroupCall
-	// States are the module's declared states; Keyed is the subtask's
-	// keyed state over them (broadcast states unused there).
-	States []abi.State
-	Keyed  *state.Keyed
 	// Inputs tells the keyed input (left) from the broadcast one (right).
-	Inputs *operator.Inputs
-	// Limit bounds the bytes of the subtask's broadcast states (0: none).
-	Limit     int64
+	Inputs    *operator.Inputs
 	BatchSize int
 	Policy    *operator.ErrorPolicy
 	Next      operator.Stage
@@ -47,7 +43,7 @@ type Config struct {
 // follow on_udf_error.
 type Operator struct {
 	vertex string
-	keyed  *process.Operator
+	keyed  operator.Stateful
 	store  *Store
 	env    broadcastEnv
 	call   operator.GroupCall
@@ -74,35 +70,18 @@ type failed struct {
 
 var _ operator.Stateful = (*Operator)(nil)
 
-// New makes a broadcast process operator subtask.
+// New makes a broadcast process operator subtask. The keyed side passes
+// its output to cfg.Next itself.
 func New(cfg Config) *Operator {
-	op := &Operator{vertex: cfg.Vertex, store: NewStore(cfg.States, cfg.Limit), call: cfg.Broadcast, inputs: cfg.Inputs,
+	op := &Operator{vertex: cfg.Vertex, keyed: cfg.Keyed, store: cfg.Store, call: cfg.Broadcast, inputs: cfg.Inputs,
 		policy: cfg.Policy, next: cfg.Next, batch: max(cfg.BatchSize, 1), wm: abi.NoWatermark, Clock: operator.NowMillis}
 	op.env.store = op.store
 	op.call.Env = &op.env
-	proc := cfg.Process
-	proc.Guest = &viewCaller{inner: proc.Guest, view: keyedView{store: op.store}}
-	var onTimer *operator.GroupCall
-	if cfg.OnTimer != nil {
-		t := *cfg.OnTimer
-		t.Guest = &viewCaller{inner: t.Guest, view: keyedView{store: op.store}}
-		onTimer = &t
-	}
-	op.keyed = process.New(cfg.Vertex, proc, onTimer, cfg.Keyed, op.batch, cfg.Policy, cfg.Next)
 	return op
 }
 
 // Store is the subtask's broadcast states.
 func (op *Operator) Store() *Store { return op.store }
-
-// SetClock sets the processing time both sides' frames carry.
-func (op *Operator) SetClock(clock func() int64) {
-	op.Clock = clock
-	op.keyed.Clock = clock
-}
-
-// Timers lists the keyed side's registered timers of a domain.
-func (op *Operator) Timers(d abi.TimeDomain) []watermark.Timer { return op.keyed.Timers(d) }
 
 func (op *Operator) Process(ctx context.Context, recs []abi.Record) error {
 	if !op.inputs.Right {

@@ -8,6 +8,7 @@ import (
 	"wasmstream.io/platform/host"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/operator/optest"
+	"wasmstream.io/platform/runtime/operator/process"
 	"wasmstream.io/platform/state"
 )
 
@@ -41,9 +42,11 @@ func newOp(t testing.TB, c opConfig, next operator.Stage) (*Operator, *operator.
 	}
 	policy, _ := optest.FailPolicy("rules")
 	in := &operator.Inputs{Split: 1}
-	op := New(Config{Vertex: "rules", Process: call(c.process), Broadcast: call(c.broadcast), States: mod.Description.States,
-		Keyed: keyed, Inputs: in, Limit: c.limit, BatchSize: 64, Policy: policy, Next: next})
-	op.SetClock(func() int64 { return 0 })
+	store := NewStore(mod.Description.States, c.limit)
+	proc := process.New("rules", store.ReadOnly(call(c.process)), nil, keyed, 64, policy, next)
+	proc.Clock = func() int64 { return 0 }
+	op := New(Config{Vertex: "rules", Store: store, Keyed: proc, Broadcast: call(c.broadcast), Inputs: in, BatchSize: 64, Policy: policy, Next: next})
+	op.Clock = proc.Clock
 	t.Cleanup(func() { _ = op.Close(context.Background()) })
 	return op, in
 }
