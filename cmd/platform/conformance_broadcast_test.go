@@ -13,7 +13,7 @@ import (
 
 // broadcastLanguages are the languages the rules module (udfs/rules, the
 // broadcast state pattern) is written in, Go first.
-var broadcastLanguages = []language{{"go", ""}, {"c", "-c"}}
+var broadcastLanguages = []language{{"go", ""}, {"rust", "-rust"}, {"c", "-c"}}
 
 // TestBroadcastConformance runs the rules module of every language in a
 // broadcast_process job through the platform: rules broadcast to two

@@ -8,7 +8,7 @@ import (
 )
 
 // rulesModules are the rules module in every language it is written in.
-var rulesModules = []string{"rules", "rules-c"}
+var rulesModules = []string{"rules", "rules-c", "rules-rust"}
 
 // TestRulesAcrossLanguages runs the rules example of every SDK language
 // through the operator: each gives exactly the Go module's output for rules
