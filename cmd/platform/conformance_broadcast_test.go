@@ -12,8 +12,8 @@ import (
 )
 
 // broadcastLanguages are the languages the rules module (udfs/rules, the
-// broadcast state pattern) is written in, Go first.
-var broadcastLanguages = []language{{"go", ""}, {"rust", "-rust"}, {"c", "-c"}}
+// broadcast state pattern) is written in, Go first: every SDK's.
+var broadcastLanguages = conformanceLanguages
 
 // TestBroadcastConformance runs the rules module of every language in a
 // broadcast_process job through the platform: rules broadcast to two

@@ -8,7 +8,7 @@ import (
 )
 
 // rulesModules are the rules module in every language it is written in.
-var rulesModules = []string{"rules", "rules-c", "rules-rust"}
+var rulesModules = []string{"rules", "rules-c", "rules-rust", "rules-as"}
 
 // TestRulesAcrossLanguages runs the rules example of every SDK language
 // through the operator: each gives exactly the Go module's output for rules
