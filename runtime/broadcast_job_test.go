@@ -11,9 +11,11 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
+	"wasmstream.io/platform/state"
 )
 
 // TestBroadcastRulesJob runs the rules module (udfs/rules) as a job on
@@ -170,5 +172,122 @@ sinks: [{id: out, input: match, discard: true}]
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("got %v, want %q", err, tt.want)
 		}
+	}
+}
+
+// A broadcast_process job's savepoint restores into a job at another
+// parallelism (2 to 3): every new subtask holds the rules, though the rule
+// stream is not read again, and each user's hits go on from the savepoint.
+func TestBroadcastSavepointRescalesJob(t *testing.T) {
+	m, js := newJetStreamManager(t)
+	ctx := context.Background()
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "RULES", Subjects: []string{"rules"}}, {Name: "EVENTS", Subjects: []string{"events"}}, {Name: "MATCHES", Subjects: []string{"matches"}},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(p int) []byte {
+		return fmt.Appendf(nil, `
+name: rules
+checkpoint: {interval: 1h, mode: at_least_once}
+sources:
+  - {id: rules, jetstream: {stream: RULES}}
+  - {id: events, jetstream: {stream: EVENTS}, timestamp: {field: ts}}
+operators:
+  - id: match
+    parallelism: %d
+    input: events
+    key_by: {field: user}
+    broadcast_process: {broadcast: rules, module: %s, process_element: match, process_broadcast: update}
+sinks: [{id: out, input: match, jetstream: {subject: matches}}]
+`, p, mod.ID)
+	}
+	users := []string{"ann", "bob", "cid", "dan", "eve", "fay", "gus", "hal"}
+	for i := 0; i < 3; i++ {
+		r := state.RangeOf(128, 3, i)
+		if !slices.ContainsFunc(users, func(u string) bool { return r.Contains(state.KeyGroup([]byte(u), 128)) }) {
+			t.Fatalf("no user in subtask %d of 3", i)
+		}
+	}
+	events := func(amount int) {
+		for _, u := range users {
+			if _, err := js.Publish(ctx, "events", fmt.Appendf(nil, `{"user":%q,"amount":%d,"ts":%d}`, u, amount, amount)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	matches := func(n int) []string {
+		waitFor(t, fmt.Sprintf("%d matches", n), func() bool { return len(readSubject(t, js, "MATCHES", "matches")) >= n })
+		got := readSubject(t, js, "MATCHES", "matches")
+		slices.Sort(got)
+		return got
+	}
+	first, err := m.SubmitJob(ctx, spec(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{`{"rule":"big","min":100}`, `{"rule":"any","min":0}`} {
+		if _, err := js.Publish(ctx, "rules", []byte(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "both subtasks took in both rules", func() bool {
+		got, err := m.GetJob(ctx, first.ID)
+		return err == nil && vertexInfo(got, "match").RecordsIn == 4
+	})
+	events(150)
+	matches(2 * len(users))
+	sp, err := m.TriggerSavepoint(ctx, first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the savepoint", func() bool {
+		sps, err := m.Savepoints(ctx, first.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sps {
+			if s.ID == sp.ID && s.Status == checkpoint.StatusFailed {
+				t.Fatalf("savepoint failed: %+v", s)
+			}
+			if s.ID == sp.ID && s.Status == checkpoint.StatusCompleted {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := m.CancelJob(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.WaitJob(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	second, err := m.SubmitJobFromSavepoint(ctx, spec(3), sp.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = m.CancelJob(context.Background(), second.ID) })
+	events(120)
+	var want []string
+	for _, u := range users {
+		want = append(want,
+			fmt.Sprintf(`{"user":%q,"rule":"any","amount":150,"hits":1}`, u),
+			fmt.Sprintf(`{"user":%q,"rule":"big","amount":150,"hits":2}`, u),
+			fmt.Sprintf(`{"user":%q,"rule":"any","amount":120,"hits":3}`, u),
+			fmt.Sprintf(`{"user":%q,"rule":"big","amount":120,"hits":4}`, u))
+	}
+	slices.Sort(want)
+	if got := matches(len(want)); !slices.Equal(got, want) {
+		t.Fatalf("matches:\n got %q\nwant %q", got, want)
+	}
+	info, err := m.GetJob(ctx, second.ID)
+	if err != nil || vertexInfo(info, "match").Parallelism != 3 || vertexInfo(info, "match").RecordsIn != int64(len(users)) {
+		t.Fatalf("restored job: %+v, %v", vertexInfo(info, "match"), err)
 	}
 }
