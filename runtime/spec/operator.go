@@ -22,9 +22,6 @@ type Operator struct {
 	ProcessWindow   *FunctionRef `json:"process_window,omitempty"`
 	Process         *FunctionRef `json:"process,omitempty"`
 	Join            *Join        `json:"join,omitempty"`
-	// BroadcastProcess connects the input with a broadcast input
-	// (broadcast_process.go).
-	BroadcastProcess *BroadcastProcess `json:"broadcast_process,omitempty"`
 	AllowedLateness Duration     `json:"allowed_lateness,omitzero"`
 	LateOutput      string       `json:"late_output,omitempty"` // a sink without input
 	// OnTimer names the on_timer function, in the module of process, that
@@ -32,6 +29,10 @@ type Operator struct {
 	OnTimer string `json:"on_timer,omitempty"`
 	// StateTTL overrides the TTL of states the operator's module declares.
 	StateTTL []StateTTL `json:"state_ttl,omitempty"`
+
+	// BroadcastProcess connects the input with a broadcast input
+	// (broadcast_process.go).
+	BroadcastProcess *BroadcastProcess `json:"broadcast_process,omitempty"`
 }
 
 // KeyBy selects the key: a JSON field of the value, or a key function.
