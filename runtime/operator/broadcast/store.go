@@ -21,8 +21,10 @@ const entryOverhead = 64
 // only reads it; both run on the task goroutine.
 type Store struct {
 	names []string
-	// maps are nil for states that are not broadcast states.
-	maps []map[string][]byte
+	// maps are nil for states that are not broadcast states. A value is
+	// held by pointer so that overwriting it reuses its bytes and touches
+	// no map key.
+	maps []map[string]*[]byte
 	// enc caches each map's entries in the map_entries layout, in key
 	// order; nil when a write made it stale. A cached encoding is never
 	// changed in place, so that snapshots may keep it.
@@ -34,12 +36,12 @@ type Store struct {
 // NewStore makes the empty broadcast states of a module that declares
 // states, bounded in bytes by limit (0: unbounded).
 func NewStore(states []abi.State, limit int64) *Store {
-	s := &Store{names: make([]string, len(states)), maps: make([]map[string][]byte, len(states)),
+	s := &Store{names: make([]string, len(states)), maps: make([]map[string]*[]byte, len(states)),
 		enc: make([][]byte, len(states)), limit: limit}
 	for i, st := range states {
 		s.names[i] = st.Name
 		if st.Broadcast {
-			s.maps[i] = map[string][]byte{}
+			s.maps[i] = map[string]*[]byte{}
 		}
 	}
 	return s
@@ -61,23 +63,33 @@ func (s *Store) Bytes() int64 { return s.bytes }
 
 // Get is the value under k in broadcast state i.
 func (s *Store) Get(i uint32, k []byte) ([]byte, bool) {
-	v, ok := s.maps[i][string(k)]
-	return v, ok
+	if v, ok := s.maps[i][string(k)]; ok {
+		return *v, true
+	}
+	return nil, false
 }
 
-// Put sets k to v in broadcast state i, copying both.
+// Put sets k to v in broadcast state i, copying both; overwriting a key
+// allocates only when the value outgrows the old one.
 func (s *Store) Put(i uint32, k, v []byte) error {
 	m := s.maps[i]
 	old, had := m[string(k)]
-	grow := int64(len(v) - len(old))
-	if !had {
+	grow := int64(len(v))
+	if had {
+		grow -= int64(len(*old))
+	} else {
 		grow += int64(len(k)) + entryOverhead
 	}
 	if s.limit > 0 && s.bytes+grow > s.limit {
 		return fmt.Errorf("broadcast state %q: %w: %d bytes held, %d more asked, budget %d (state.budget in the job spec)",
 			s.names[i], ErrBudget, s.bytes, grow, s.limit)
 	}
-	m[string(k)] = slices.Clone(v)
+	if had {
+		*old = append((*old)[:0], v...)
+	} else {
+		nv := slices.Clone(v)
+		m[string(k)] = &nv
+	}
 	s.bytes += grow
 	s.enc[i] = nil
 	return nil
@@ -87,7 +99,7 @@ func (s *Store) Put(i uint32, k, v []byte) error {
 func (s *Store) Remove(i uint32, k []byte) {
 	m := s.maps[i]
 	if old, ok := m[string(k)]; ok {
-		s.bytes -= int64(len(k)+len(old)) + entryOverhead
+		s.bytes -= int64(len(k)+len(*old)) + entryOverhead
 		delete(m, string(k))
 		s.enc[i] = nil
 	}
@@ -109,15 +121,16 @@ func (s *Store) Entries(i uint32) (int, []byte) {
 		size := 0
 		for k, v := range m {
 			keys = append(keys, k)
-			size += 8 + len(k) + len(v)
+			size += 8 + len(k) + len(*v)
 		}
 		slices.Sort(keys)
 		enc := make([]byte, 0, size)
 		for _, k := range keys {
 			enc = binary.LittleEndian.AppendUint32(enc, uint32(len(k)))
 			enc = append(enc, k...)
-			enc = binary.LittleEndian.AppendUint32(enc, uint32(len(m[k])))
-			enc = append(enc, m[k]...)
+			v := *m[k]
+			enc = binary.LittleEndian.AppendUint32(enc, uint32(len(v)))
+			enc = append(enc, v...)
 		}
 		s.enc[i] = enc
 	}
