@@ -60,6 +60,10 @@ type Operator struct {
 	headers    []abi.Header
 	failed     []failed
 	inputStart int
+	// tracer is next when it is an operator.Tracer; inputs are then the
+	// broadcast records the records of out answer.
+	tracer  operator.Tracer
+	answers []*abi.Record
 }
 
 // failed is a broadcast record the function failed, with its message.
@@ -77,6 +81,7 @@ func New(cfg Config) *Operator {
 		policy: cfg.Policy, next: cfg.Next, batch: max(cfg.BatchSize, 1), wm: abi.NoWatermark, Clock: operator.NowMillis}
 	op.env.store = op.store
 	op.call.Env = &op.env
+	op.tracer, _ = cfg.Next.(operator.Tracer)
 	return op
 }
 
@@ -101,7 +106,7 @@ func (op *Operator) Process(ctx context.Context, recs []abi.Record) error {
 func (op *Operator) broadcast(ctx context.Context, recs []abi.Record) error {
 	op.call.Begin(abi.OpNone, op.wm, op.Clock())
 	op.call.Add(&abi.GroupHead{}, recs)
-	op.out, op.headers, op.failed = op.out[:0], op.headers[:0], op.failed[:0]
+	op.out, op.headers, op.failed, op.answers = op.out[:0], op.headers[:0], op.failed[:0], op.answers[:0]
 	op.answer.Reset("record")
 	err := op.call.Run(ctx, true, func(e *abi.Entry) error { return op.answered(e, recs) })
 	if err != nil {
@@ -110,6 +115,9 @@ func (op *Operator) broadcast(ctx context.Context, recs []abi.Record) error {
 			return fmt.Errorf("operator[%s]: %w", op.vertex, budget)
 		}
 		return fmt.Errorf("operator[%s]: %w", op.vertex, err)
+	}
+	if op.tracer != nil {
+		op.tracer.Answers(op.answers)
 	}
 	if err := op.next.Process(ctx, op.out); err != nil {
 		return err
@@ -139,6 +147,9 @@ func (op *Operator) answered(e *abi.Entry, recs []abi.Record) error {
 	switch verdict {
 	case operator.Fail:
 		op.out = op.out[:op.inputStart]
+		if op.tracer != nil {
+			op.answers = op.answers[:op.inputStart]
+		}
 		op.failed = append(op.failed, failed{e.Index, string(e.Message)})
 	case operator.Emit:
 		out := e.Apply(&recs[e.Index])
@@ -148,6 +159,9 @@ func (op *Operator) answered(e *abi.Entry, recs []abi.Record) error {
 			out.Headers = op.headers[start:len(op.headers):len(op.headers)]
 		}
 		op.out = append(op.out, out)
+		if op.tracer != nil {
+			op.answers = append(op.answers, &recs[e.Index])
+		}
 	}
 	return nil
 }
