@@ -27,6 +27,9 @@ const (
 	KindCoGroup       Kind = "co_group"
 	KindProcess       Kind = "process"
 	KindOnTimer       Kind = "on_timer"
+	// KindProcessBroadcast is the broadcast side of a broadcast_process
+	// operator (abi/broadcast.go).
+	KindProcessBroadcast Kind = "process_broadcast"
 )
 
 // Answers reports whether a function of a record kind (map, flat_map,
@@ -51,7 +54,7 @@ func (k Kind) Implemented() bool {
 	switch k {
 	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
 		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
-		KindProcess, KindOnTimer:
+		KindProcess, KindOnTimer, KindProcessBroadcast:
 		return true
 	}
 	return false
@@ -62,7 +65,7 @@ func (k Kind) Known() bool {
 	switch k {
 	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
 		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
-		KindJoin, KindCoGroup, KindProcess, KindOnTimer:
+		KindJoin, KindCoGroup, KindProcess, KindOnTimer, KindProcessBroadcast:
 		return true
 	}
 	return false
@@ -82,6 +85,9 @@ type State struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"`
 	TTL  string `json:"ttl,omitempty"`
+	// Broadcast marks a broadcast state (abi/broadcast.go): a map every
+	// subtask of a broadcast_process operator holds whole.
+	Broadcast bool `json:"broadcast,omitempty"`
 }
 
 // Description is the JSON a module returns from ExportDescribe.
@@ -122,6 +128,9 @@ func ParseDescription(data []byte) (Description, error) {
 		states[st.Name] = true
 		if st.Kind != StateValue && st.Kind != StateList && st.Kind != StateMap {
 			return Description{}, fmt.Errorf("self-description: state %q: kind %q, want value, list or map", st.Name, st.Kind)
+		}
+		if err := checkBroadcastState(st); err != nil {
+			return Description{}, fmt.Errorf("self-description: %w", err)
 		}
 		if st.TTL != "" {
 			if ttl, err := time.ParseDuration(st.TTL); err != nil || ttl <= 0 {

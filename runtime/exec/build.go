@@ -174,6 +174,10 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 		if s, err = b.processStage(t, v, i, policy, s); err != nil {
 			return nil, errors.Join(err, out.Close(ctx))
 		}
+	case v.Broadcast != nil:
+		if s, err = b.broadcastStage(t, v, i, policy, s); err != nil {
+			return nil, errors.Join(err, out.Close(ctx))
+		}
 	case v.Join != nil:
 		if s, err = b.joinStage(ctx, t, v, i, c, policy, s); err != nil {
 			return nil, errors.Join(err, out.Close(ctx))

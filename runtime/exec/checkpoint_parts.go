@@ -10,6 +10,7 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/operator"
+	"wasmstream.io/platform/runtime/operator/broadcast"
 	"wasmstream.io/platform/runtime/operator/join"
 	"wasmstream.io/platform/runtime/operator/process"
 	"wasmstream.io/platform/runtime/operator/window"
@@ -25,6 +26,7 @@ const (
 	blobWindow    = window.BlobKind
 	blobJoin      = join.BlobKind
 	blobWatermark = "watermarks"
+	blobBroadcast = broadcast.BlobKind
 )
 
 func blobName(kind, vertex string, subtask int) string {

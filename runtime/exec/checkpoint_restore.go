@@ -175,7 +175,7 @@ func (r *RestoreSet) Check(p *plan.Plan) error {
 		fits := ok && (kind == blobPositions && v.Source != nil || kind == blobSink && v.Sink != nil ||
 			kind == blobKeyed && v.Kind == "process" || kind == blobWindow && v.Window != nil ||
 			kind == blobJoin && v.Join != nil && v.Join.Interval || kind == blobWatermark && v.Source != nil ||
-			kind == blobInFlight || kind == blobQuarantine && v.Source == nil && v.Sink == nil)
+			kind == blobBroadcast && v.Broadcast != nil || kind == blobInFlight || kind == blobQuarantine && v.Source == nil && v.Sink == nil)
 		if fits || r.allowNonRestored {
 			continue
 		}

@@ -53,6 +53,9 @@ type Vertex struct {
 	Fn *Func
 	// OnTimer is a process operator's on_timer function, if any.
 	OnTimer *Func
+	// Broadcast is a broadcast_process operator's process_broadcast
+	// function; its Fn is the keyed input's process function.
+	Broadcast *Func
 	// Window is the window of an aggregate, reduce or process_window operator.
 	Window *Window
 	// Join is the plan of a join operator.
@@ -172,6 +175,9 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 		case o.Join != nil:
 			v.Kind = o.Kind()
 			problems = append(problems, planJoin(j, o, v, path, resolve)...)
+		case o.BroadcastProcess != nil:
+			v.Kind = o.Kind()
+			problems = append(problems, planBroadcast(o, v, path, resolve, p.Modules)...) // broadcast_plan.go
 		}
 		add(v)
 	}
@@ -203,6 +209,12 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 			path := fmt.Sprintf("operators[%d].join", i)
 			connect(p.byID[jo.Left.Input], p.byID[o.ID], &jo.Left.KeyBy, "", path+".left")
 			connect(p.byID[jo.Right.Input], p.byID[o.ID], &jo.Right.KeyBy, "", path+".right")
+			continue
+		}
+		if bp := o.BroadcastProcess; bp != nil {
+			// The keyed input first: In[0] keyed, In[1] broadcast.
+			connect(p.byID[o.Input], p.byID[o.ID], o.KeyBy, "", fmt.Sprintf("operators[%d]", i))
+			connect(p.byID[bp.Broadcast], p.byID[o.ID], nil, "broadcast", fmt.Sprintf("operators[%d].broadcast_process", i))
 			continue
 		}
 		connect(p.byID[o.Input], p.byID[o.ID], o.KeyBy, o.Partition, fmt.Sprintf("operators[%d]", i))

@@ -23,6 +23,7 @@ type wireVertex struct {
 	Parallelism int     `json:"parallelism"`
 	Fn          *Func   `json:"fn,omitempty"`
 	OnTimer     *Func   `json:"on_timer,omitempty"`
+	Broadcast   *Func   `json:"broadcast,omitempty"`
 	WatermarkFn *Func   `json:"watermark_fn,omitempty"`
 	Window      *Window `json:"window,omitempty"`
 	Join        *Join   `json:"join,omitempty"`
@@ -43,7 +44,7 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 	for _, v := range p.Vertices {
 		w.Vertices = append(w.Vertices, wireVertex{
 			ID: v.ID, Kind: v.Kind, Parallelism: v.Parallelism,
-			Fn: v.Fn, OnTimer: v.OnTimer, WatermarkFn: v.WatermarkFn, Window: v.Window, Join: v.Join,
+			Fn: v.Fn, OnTimer: v.OnTimer, Broadcast: v.Broadcast, WatermarkFn: v.WatermarkFn, Window: v.Window, Join: v.Join,
 		})
 		for _, e := range v.Out {
 			w.Edges = append(w.Edges, wireEdge{From: e.From.ID, To: e.To.ID, Ship: e.Ship, KeyField: e.KeyField, KeyFn: e.KeyFn, Late: e.Late})
@@ -84,6 +85,7 @@ func (p *Plan) UnmarshalJSON(data []byte) error {
 		}
 		v.ID, v.Kind, v.Parallelism = wv.ID, wv.Kind, wv.Parallelism
 		v.Fn, v.OnTimer, v.WatermarkFn, v.Window, v.Join = wv.Fn, wv.OnTimer, wv.WatermarkFn, wv.Window, wv.Join
+		v.Broadcast = wv.Broadcast
 		p.Vertices = append(p.Vertices, v)
 		p.byID[v.ID] = v
 	}

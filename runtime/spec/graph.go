@@ -13,11 +13,11 @@ const (
 )
 
 // operatorKinds are the names of an operator's functions, in field order.
-var operatorKinds = []string{"map", "filter", "flat_map", "aggregate", "reduce", "process_window", "process", "join"}
+var operatorKinds = []string{"map", "filter", "flat_map", "aggregate", "reduce", "process_window", "process", "join", "broadcast_process"}
 
 // kinds lists the functions the operator sets.
 func (o *Operator) kinds() []string {
-	set := []bool{o.Map != nil, o.Filter != nil, o.FlatMap != nil, o.Aggregate != nil, o.Reduce != nil, o.ProcessWindow != nil, o.Process != nil, o.Join != nil}
+	set := []bool{o.Map != nil, o.Filter != nil, o.FlatMap != nil, o.Aggregate != nil, o.Reduce != nil, o.ProcessWindow != nil, o.Process != nil, o.Join != nil, o.BroadcastProcess != nil}
 	var kinds []string
 	for i, s := range set {
 		if s {
@@ -28,7 +28,8 @@ func (o *Operator) kinds() []string {
 }
 
 // Kind names the operator's function: map, filter, flat_map, aggregate,
-// reduce, process_window, process or join. Parse guarantees exactly one.
+// reduce, process_window, process, join or broadcast_process. Parse
+// guarantees exactly one.
 func (o *Operator) Kind() string {
 	if k := o.kinds(); len(k) > 0 {
 		return k[0]
@@ -51,8 +52,8 @@ func (j *Job) Node(id string) (kind string, ok bool) {
 }
 
 // Inputs returns the ids of the vertices whose records reach vertex id, in
-// order: none for a source; an operator's input, or a join's left then
-// right input; a sink's input or, for a sink without input, the operators
+// order: none for a source; an operator's input, a join's left then
+// right input, or a broadcast_process operator's input then broadcast input; a sink's input or, for a sink without input, the operators
 // whose late_output names it (their late records).
 func (j *Job) Inputs(id string) []string {
 	for i := range j.Operators {
@@ -78,10 +79,14 @@ func (j *Job) Inputs(id string) []string {
 	return nil
 }
 
-// inputs are the ids an operator reads: its input, or a join's two.
+// inputs are the ids an operator reads: its input, a join's two, or a
+// broadcast_process operator's keyed input and then its broadcast input.
 func (o *Operator) inputs() []string {
 	if o.Join != nil {
 		return []string{o.Join.Left.Input, o.Join.Right.Input}
+	}
+	if o.BroadcastProcess != nil {
+		return []string{o.Input, o.BroadcastProcess.Broadcast}
 	}
 	return []string{o.Input}
 }

@@ -1,7 +1,8 @@
 package spec
 
 // Operator is one transformation. Exactly one of Map, Filter, FlatMap,
-// Aggregate, Reduce, ProcessWindow, Process and Join is set; Kind names it.
+// Aggregate, Reduce, ProcessWindow, Process, Join and BroadcastProcess is
+// set; Kind names it.
 type Operator struct {
 	ID    string `json:"id" required:"true"`
 	Input string `json:"input,omitempty"` // empty for a join
@@ -28,6 +29,10 @@ type Operator struct {
 	OnTimer string `json:"on_timer,omitempty"`
 	// StateTTL overrides the TTL of states the operator's module declares.
 	StateTTL []StateTTL `json:"state_ttl,omitempty"`
+
+	// BroadcastProcess connects the input with a broadcast input
+	// (broadcast_process.go).
+	BroadcastProcess *BroadcastProcess `json:"broadcast_process,omitempty"`
 }
 
 // KeyBy selects the key: a JSON field of the value, or a key function.

@@ -308,8 +308,12 @@ operators:
     key_by: {field: k}
     process: {module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", function: f}
     state_ttl: [{state: s, ttl: 1h}]
+  - id: b
+    input: p
+    key_by: {field: user}
+    broadcast_process: {broadcast: ref, module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", process_element: m, process_broadcast: u}
 sinks:
-  - {id: out, input: p, discard: true}
+  - {id: out, input: b, discard: true}
   - {id: view, input: ref, kv: {bucket: VIEW}}
   - {id: fanout, input: core, nats: {subject: out, allow_at_most_once: true}}
   - {id: files, input: gen, object_store: {bucket: FILES}}

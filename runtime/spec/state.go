@@ -19,11 +19,11 @@ type StateTTL struct {
 // keyedState checks on_timer and state_ttl, which only keyed functions with
 // state use.
 func (v *validator) keyedState(p string, op *Operator) {
-	if op.OnTimer != "" && op.Process == nil {
-		v.fail(p+".on_timer", "only used with process")
+	if op.OnTimer != "" && op.Process == nil && op.BroadcastProcess == nil {
+		v.fail(p+".on_timer", "only used with process or broadcast_process")
 	}
-	if len(op.StateTTL) > 0 && op.Process == nil && op.ProcessWindow == nil {
-		v.fail(p+".state_ttl", "only used with process or process_window")
+	if len(op.StateTTL) > 0 && op.Process == nil && op.ProcessWindow == nil && op.BroadcastProcess == nil {
+		v.fail(p+".state_ttl", "only used with process, process_window or broadcast_process")
 	}
 	seen := map[string]bool{}
 	for i, t := range op.StateTTL {

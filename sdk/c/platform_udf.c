@@ -55,11 +55,12 @@ enum kind {
 	KIND_JOIN,
 	KIND_CO_GROUP,
 	KIND_WATERMARK,
+	KIND_PROCESS_BROADCAST,
 };
 
 static const char *const kind_names[] = {"map", "filter", "flat_map", "key", "timestamp", "process", "on_timer",
 					 "aggregate", "reduce", "window_process", "session_gap", "join", "co_group",
-					 "watermark"};
+					 "watermark", "process_broadcast"};
 
 enum { TAG_ACCUMULATOR = 6, TAG_WATERMARK = 7 };
 enum { OP_ADD = 1, OP_MERGE = 2, OP_RESULT = 3 };
@@ -80,6 +81,7 @@ typedef struct state_decl {
 	char *name;
 	const char *kind;
 	char *ttl;
+	bool broadcast;
 } state_decl;
 
 typedef struct function {
@@ -92,6 +94,7 @@ typedef struct function {
 		udf_key_fn key;
 		udf_timestamp_fn timestamp;
 		udf_process_fn process;
+		udf_process_broadcast_fn process_broadcast;
 		udf_on_timer_fn on_timer;
 		const udf_aggregate_fns *aggregate;
 		udf_reduce_fn reduce;
@@ -419,6 +422,17 @@ static udf_state declare(const char *name, const char *kind, const char *ttl) {
 udf_state udf_value_state(const char *name, const char *ttl) { return declare(name, "value", ttl); }
 udf_state udf_list_state(const char *name, const char *ttl) { return declare(name, "list", ttl); }
 udf_state udf_map_state(const char *name, const char *ttl) { return declare(name, "map", ttl); }
+
+udf_state udf_broadcast_state(const char *name) {
+	udf_state s = declare(name, "map", NULL);
+	m.states[s].broadcast = true;
+	return s;
+}
+
+void udf_process_broadcast(const char *name, udf_process_broadcast_fn fn) {
+	m.run_keyed = run_keyed;
+	add(name, KIND_PROCESS_BROADCAST, (function){.fn.process_broadcast = fn});
+}
 
 void udf_emit(const udf_output *out) {
 	if (!m.flat_mapping && !m.ctx.active) __builtin_trap();
@@ -752,7 +766,7 @@ static void run_keyed(reader *r, const function *f) {
 		uint32_t marked = m.entries, first = index;
 		int status;
 		m.ctx.key = key;
-		if (f->kind == KIND_PROCESS) {
+		if (f->kind == KIND_PROCESS || f->kind == KIND_PROCESS_BROADCAST) {
 			if (n == 0) continue;
 			index += n;
 			m.base = m.recs[n - 1];
@@ -775,6 +789,7 @@ static void run_keyed(reader *r, const function *f) {
 		platform_enter(g);
 		m.ctx.active = true;
 		if (f->kind == KIND_PROCESS) status = f->fn.process(&m.ctx, key, m.recs, n);
+		else if (f->kind == KIND_PROCESS_BROADCAST) status = f->fn.process_broadcast(&m.ctx, m.recs, n);
 		else status = f->fn.on_timer(&m.ctx, key, t);
 		m.ctx.active = false;
 		if (status != UDF_OK) {
@@ -1049,6 +1064,7 @@ EXPORT("platform_describe") uint64_t platform_describe(void) {
 				put_str(&m.desc, ",\"ttl\":");
 				put_json_string(&m.desc, m.states[i].ttl);
 			}
+			if (m.states[i].broadcast) put_str(&m.desc, ",\"broadcast\":true");
 			put_u8(&m.desc, '}');
 		}
 		put_u8(&m.desc, ']');
@@ -1078,7 +1094,7 @@ EXPORT("platform_call") uint64_t platform_call(uint32_t fn, const uint8_t *ptr, 
 	reader r = {.buf = ptr, .len = len};
 	put_u32(&m.out, 0);
 	const function *f = &m.funcs[fn];
-	if (f->kind == KIND_PROCESS || f->kind == KIND_ON_TIMER) {
+	if (f->kind == KIND_PROCESS || f->kind == KIND_ON_TIMER || f->kind == KIND_PROCESS_BROADCAST) {
 		m.run_keyed(&r, f);
 		return pack(m.out.data, m.out.len);
 	}

@@ -103,6 +103,14 @@ typedef struct udf_timer {
 
 /* process: the records of one key of a batch, in arrival order. */
 typedef int (*udf_process_fn)(udf_context *ctx, udf_bytes key, const udf_record *records, size_t count);
+/* process_broadcast (the broadcast side of a broadcast_process operator,
+ * Flink's processBroadcastElement): a batch of the broadcast input's
+ * records, in arrival order. It reads and writes broadcast states; it has no
+ * key (udf_emit_value emits with an empty key), no keyed state and no
+ * timers: those calls trap. The keyed input's process and on_timer
+ * functions read broadcast states with udf_map_get and udf_map_entries; a
+ * write from there traps the call with an error naming the state. */
+typedef int (*udf_process_broadcast_fn)(udf_context *ctx, const udf_record *records, size_t count);
 /* on_timer: one timer of one key. */
 typedef int (*udf_on_timer_fn)(udf_context *ctx, udf_bytes key, udf_timer timer);
 
@@ -196,12 +204,17 @@ void udf_session_gap(const char *name, udf_session_gap_fn fn);
 void udf_watermark(const char *name, udf_watermark_fn fn);
 void udf_process(const char *name, udf_process_fn fn);
 void udf_on_timer(const char *name, udf_on_timer_fn fn);
+void udf_process_broadcast(const char *name, udf_process_broadcast_fn fn);
 
 /* Declare keyed states, from udf_register, with an optional TTL (a Go
  * duration such as "1h", or NULL); a job may override it. */
 udf_state udf_value_state(const char *name, const char *ttl);
 udf_state udf_list_state(const char *name, const char *ttl);
 udf_state udf_map_state(const char *name, const char *ttl);
+/* Declares a broadcast state: a map every subtask of a broadcast_process
+ * operator holds whole, not scoped by key, without TTL. Use it with the map
+ * calls below. */
+udf_state udf_broadcast_state(const char *name);
 
 /* Emits one record from a flat map function, a window_process, join or
  * co_group function (the fields it does not set are inherited as their

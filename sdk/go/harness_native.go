@@ -36,6 +36,8 @@ type Harness struct {
 	lists  map[string][]fakeEntry
 	maps   map[string]map[string]fakeEntry
 	timers map[fakeTimer]bool
+	// broadcasting is set during a ProcessBroadcast call (harness_broadcast.go).
+	broadcasting bool
 	// out is the scratch of buffer-filling calls.
 	out []byte
 }
@@ -250,6 +252,9 @@ func (h *Harness) current(id uint32, kind string) string {
 	if int(id) >= len(functions.states) || functions.states[id].kind != kind {
 		panic(fmt.Sprintf("udf: state %d is not a declared %s state", id, kind))
 	}
+	if k, ok := h.broadcastKey(id); ok {
+		return k
+	}
 	return h.stateKey(id, h.key(), h.namespace())
 }
 
@@ -293,7 +298,11 @@ func hostStateClear(state uint32) {
 	if int(state) >= len(functions.states) {
 		panic(fmt.Sprintf("udf: state %d is not declared", state))
 	}
-	k := h.stateKey(state, h.key(), h.namespace())
+	h.writable(state)
+	k, ok := h.broadcastKey(state)
+	if !ok {
+		k = h.stateKey(state, h.key(), h.namespace())
+	}
 	delete(h.values, k)
 	delete(h.lists, k)
 	delete(h.maps, k)
@@ -331,6 +340,7 @@ func hostMapGet(state uint32, k, buf []byte) int32 {
 
 func hostMapPut(state uint32, k, v []byte) {
 	h := harness()
+	h.writable(state)
 	sk := h.current(state, abi.StateMap)
 	if h.maps[sk] == nil {
 		h.maps[sk] = map[string]fakeEntry{}
@@ -340,6 +350,7 @@ func hostMapPut(state uint32, k, v []byte) {
 
 func hostMapRemove(state uint32, k []byte) {
 	h := harness()
+	h.writable(state)
 	delete(h.maps[h.current(state, abi.StateMap)], string(k))
 }
 
@@ -366,11 +377,13 @@ func hostMapEntries(state uint32, buf []byte) int32 {
 func hostTimerRegister(domain uint32, ts int64) {
 	h := harness()
 	h.noWindowTimers()
+	h.noBroadcastTimers()
 	h.timers[fakeTimer{domain: TimeDomain(domain), ts: ts, key: string(h.key())}] = true
 }
 
 func hostTimerDelete(domain uint32, ts int64) {
 	h := harness()
 	h.noWindowTimers()
+	h.noBroadcastTimers()
 	delete(h.timers, fakeTimer{domain: TimeDomain(domain), ts: ts, key: string(h.key())})
 }

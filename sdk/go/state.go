@@ -37,6 +37,8 @@ type stateDecl struct {
 	name string
 	kind string
 	ttl  time.Duration
+	// broadcast marks a broadcast state (broadcast.go).
+	broadcast bool
 	// ttlMillis is the TTL the native harness applies.
 	ttlMillis int64
 }
@@ -73,6 +75,9 @@ func (g *registry) describeStates(b []byte) []byte {
 		if d.ttl > 0 {
 			b = append(b, `,"ttl":`...)
 			b = appendJSONString(b, d.ttl.String())
+		}
+		if d.broadcast {
+			b = append(b, `,"broadcast":true`...)
 		}
 		b = append(b, '}')
 	}

@@ -30,6 +30,7 @@ class Fn {
   timestamp: ((r: Record) => i64) | null = null;
   process: ((ctx: Context, key: Uint8Array, records: Record[]) => void) | null = null;
   onTimer: ((ctx: Context, key: Uint8Array, timer: Timer) => void) | null = null;
+  processBroadcast: ((ctx: Context, records: Record[]) => void) | null = null;
   aggregate: AggregateFns | null = null;
   reduce: ((acc: Uint8Array, value: Uint8Array) => Uint8Array) | null = null;
   windowProcess: ((key: Uint8Array, w: Window, records: Record[], out: Emitter) => void) | null = null;
@@ -407,15 +408,20 @@ function callKeyed(f: Fn, frame: ArrayBuffer, ptr: usize): void {
     keyedCount = 0;
     failure = null;
     context.key = key;
-    if (f.process) {
+    if (f.process || f.processBroadcast) {
       if (n == 0) continue;
       index += <u32>n;
       keyedIndex = index - 1;
       context.base = group[n - 1];
       enter(g);
       context.active = true;
-      const p = f.process!;
-      p(context, key, group);
+      if (f.process) {
+        const p = f.process!;
+        p(context, key, group);
+      } else {
+        const b = f.processBroadcast!;
+        b(context, group);
+      }
     } else {
       if ((flags & GROUP_TIMER) == 0) {
         failFrame("udf: on_timer group " + g.toString() + " carries no timer");
@@ -655,7 +661,7 @@ export function call(fn: u32, frame: ArrayBuffer, ptr: usize, len: usize): void 
   off = ptr;
   end = ptr + len;
   bad = null;
-  if (f.process || f.onTimer) {
+  if (f.process || f.onTimer || f.processBroadcast) {
     const run = keyedRunner!;
     run(f, frame, ptr);
     return;
@@ -703,6 +709,7 @@ export function describe(): void {
         putString(',"ttl":');
         putJSONString(states[i].ttl);
       }
+      if (states[i].broadcast) putString(',"broadcast":true');
       putU8(0x7d);
     }
     putU8(0x5d);

@@ -15,11 +15,12 @@
 
 import { AggregateFns, Emitter, Window, enableKeyed, enableWindowState, fail, register } from "./call";
 import { Context, ListState, MapState, NO_WATERMARK, TimeDomain, Timer, ValueState } from "./keyed";
+import { BroadcastState } from "./broadcast";
 import { formatFloat } from "./float";
 import { Header, Output, Record, bytes } from "./record";
 import { JsonKind, JsonPath, JsonReader, JsonWriter } from "./json";
 
-export { AggregateFns, Context, Emitter, Window, Header, JsonKind, JsonPath, JsonReader, JsonWriter, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
+export { AggregateFns, BroadcastState, Context, Emitter, Window, Header, JsonKind, JsonPath, JsonReader, JsonWriter, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
 
 /** Registers a map function: exactly one output per input record. */
 export function map(name: string, f: (r: Record) => Output): void {
@@ -120,6 +121,16 @@ export function watermark(name: string, f: (r: Record) => i64): void {
 export function process(name: string, f: (ctx: Context, key: Uint8Array, records: Record[]) => void): void {
   enableKeyed();
   register(name, "process").process = f;
+}
+
+/** Registers the broadcast side of a broadcast_process operator (Flink's
+ * processBroadcastElement): it gets a batch of the broadcast input's records,
+ * in arrival order, and reads and writes BroadcastStates. It has no key
+ * (emitValue emits with an empty key), no keyed state and no timers: those
+ * calls trap. fail() fails every record of the batch. */
+export function processBroadcast(name: string, f: (ctx: Context, records: Record[]) => void): void {
+  enableKeyed();
+  register(name, "process_broadcast").processBroadcast = f;
 }
 
 /** Registers the function that handles a process function's timers, one

@@ -47,6 +47,8 @@ export class Timer {
 
 /** A declared state. */
 export class StateDecl {
+  /** Set for a broadcast state (broadcast.ts). */
+  broadcast: bool = false;
   constructor(public name: string, public kind: string, public ttl: string) {}
 }
 

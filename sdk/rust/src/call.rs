@@ -2,7 +2,7 @@ use std::borrow::Cow;
 
 use crate::frame::{self, Reader, ALL_RECORDS, TAG_ERROR, TAG_KEEP, TAG_KEY, TAG_TIMESTAMP};
 use crate::join::{self, CoGroupFn, JoinFn};
-use crate::keyed::{Keyed, OnTimerFn, ProcessFn, Runner};
+use crate::keyed::{Keyed, OnTimerFn, ProcessBroadcastFn, ProcessFn, Runner};
 use crate::state::StateDecl;
 use crate::window::{self, AggregateRunner, ReduceFn, SessionGapFn, WatermarkFn, WindowProcessFn};
 use crate::window_state::WindowStateFn;
@@ -38,6 +38,8 @@ pub enum Function {
     Process(&'static str, ProcessFn, Runner<ProcessFn>),
     /// An `on_timer` function, and how the SDK runs it.
     OnTimer(&'static str, OnTimerFn, Runner<OnTimerFn>),
+    /// A `process_broadcast` function, and how the SDK runs it.
+    ProcessBroadcast(&'static str, ProcessBroadcastFn, Runner<ProcessBroadcastFn>),
     /// An `aggregate`: how the SDK runs the [`Aggregate`](crate::Aggregate).
     Aggregate(&'static str, AggregateRunner),
     /// A `reduce` function.
@@ -68,6 +70,7 @@ impl Function {
             | Function::Timestamp(n, _)
             | Function::Process(n, ..)
             | Function::OnTimer(n, ..)
+            | Function::ProcessBroadcast(n, ..)
             | Function::Aggregate(n, _)
             | Function::Reduce(n, _)
             | Function::WindowProcess(n, _)
@@ -89,6 +92,7 @@ impl Function {
             Function::Timestamp(..) => "timestamp",
             Function::Process(..) => "process",
             Function::OnTimer(..) => "on_timer",
+            Function::ProcessBroadcast(..) => "process_broadcast",
             Function::Aggregate(..) => "aggregate",
             Function::Reduce(..) => "reduce",
             Function::WindowProcess(..) | Function::WindowProcessWithState(..) => "window_process",
@@ -150,6 +154,7 @@ impl Caller {
         let result = match functions.get(f as usize) {
             Some(Function::Process(_, p, run)) => (run.0)(&mut self.keyed, &mut self.out, states, *p, input),
             Some(Function::OnTimer(_, t, run)) => (run.0)(&mut self.keyed, &mut self.out, states, *t, input),
+            Some(Function::ProcessBroadcast(_, p, run)) => (run.0)(&mut self.keyed, &mut self.out, states, *p, input),
             Some(Function::Aggregate(_, run)) => run(&mut self.out, input),
             Some(Function::Reduce(_, f)) => window::reduce(*f, &mut self.out, input),
             Some(Function::WindowProcess(_, f)) => window::window_process(*f, &mut self.out, input),
@@ -253,6 +258,9 @@ pub(crate) fn describe(functions: &[Function], states: &[&StateDecl], out: &mut 
             if let Some(ttl) = s.ttl {
                 out.extend_from_slice(br#","ttl":"#);
                 json_string(out, ttl);
+            }
+            if s.broadcast {
+                out.extend_from_slice(br#","broadcast":true"#);
             }
             out.push(b'}');
         }

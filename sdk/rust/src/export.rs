@@ -3,7 +3,7 @@
 //! single-threaded and the host makes one call at a time, so the module's
 //! buffers live in one static.
 
-pub use crate::keyed::{ON_TIMER, PROCESS, WINDOW_PROCESS_WITH_STATE};
+pub use crate::keyed::{ON_TIMER, PROCESS, PROCESS_BROADCAST, WINDOW_PROCESS_WITH_STATE};
 pub use crate::window::aggregate;
 
 use crate::call::{self, Caller, Function};
@@ -76,6 +76,7 @@ pub fn call(functions: &[Function], states: &'static [&'static StateDecl], f: u3
 /// Lists a module's functions and states and generates its ABI exports.
 /// Each function is `"name" => kind(function)`, with kind one of `map`,
 /// `filter`, `flat_map`, `key`, `timestamp`, `process`, `on_timer`,
+/// `process_broadcast`,
 /// `reduce`, `window_process`, `window_process_with_state`, `session_gap`,
 /// `watermark`, `join` and `co_group`, or `"name" => aggregate(Type)` for a
 /// type that implements [`Aggregate`](crate::Aggregate); names are unique
@@ -131,6 +132,9 @@ macro_rules! module {
     (@fn $name:literal, timestamp, $f:path) => { $crate::Function::Timestamp($name, $f) };
     (@fn $name:literal, process, $f:path) => { $crate::Function::Process($name, $f, $crate::export::PROCESS) };
     (@fn $name:literal, on_timer, $f:path) => { $crate::Function::OnTimer($name, $f, $crate::export::ON_TIMER) };
+    (@fn $name:literal, process_broadcast, $f:path) => {
+        $crate::Function::ProcessBroadcast($name, $f, $crate::export::PROCESS_BROADCAST)
+    };
     (@fn $name:literal, aggregate, $f:path) => { $crate::Function::Aggregate($name, $crate::export::aggregate::<$f>) };
     (@fn $name:literal, reduce, $f:path) => { $crate::Function::Reduce($name, $f) };
     (@fn $name:literal, window_process, $f:path) => { $crate::Function::WindowProcess($name, $f) };

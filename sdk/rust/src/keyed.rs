@@ -9,6 +9,12 @@ use crate::{Header, Output, Record, Result};
 /// A keyed process function: the records of one key of a batch, in arrival
 /// order, with the key's state, timers and output in the context.
 pub type ProcessFn = for<'c, 'k, 'r, 'a> fn(&mut Context<'c>, &'k [u8], &'r [Record<'a>]) -> Result<()>;
+/// The broadcast side of a `broadcast_process` operator (Flink's
+/// `processBroadcastElement`): a batch of the broadcast input's records, in
+/// arrival order. It reads and writes [`BroadcastState`](crate::BroadcastState)s;
+/// there is no key (`emit_value` emits with an empty key), no keyed state
+/// and no timers: those calls trap.
+pub type ProcessBroadcastFn = for<'c, 'r, 'a> fn(&mut Context<'c>, &'r [Record<'a>]) -> Result<()>;
 /// The function that handles a process function's timers: one timer of one
 /// key at a time.
 pub type OnTimerFn = for<'c, 'k> fn(&mut Context<'c>, &'k [u8], Timer) -> Result<()>;
@@ -137,6 +143,8 @@ pub const PROCESS: Runner<ProcessFn> = Runner(Keyed::process);
 #[doc(hidden)]
 pub const ON_TIMER: Runner<OnTimerFn> = Runner(Keyed::on_timer);
 #[doc(hidden)]
+pub const PROCESS_BROADCAST: Runner<ProcessBroadcastFn> = Runner(Keyed::process_broadcast);
+#[doc(hidden)]
 pub const WINDOW_PROCESS_WITH_STATE: Runner<WindowStateFn> = Runner(window_state::window_process);
 
 /// Buffers reused by every keyed call.
@@ -158,6 +166,26 @@ impl Keyed {
         f: ProcessFn,
         input: &[u8],
     ) -> std::result::Result<u32, String> {
+        self.groups(out, states, input, f)
+    }
+
+    /// Runs a process_broadcast function over its frame of one keyless
+    /// group, as a process function.
+    pub(crate) fn process_broadcast(
+        &mut self,
+        out: &mut Vec<u8>,
+        states: &'static [&'static StateDecl],
+        f: ProcessBroadcastFn,
+        input: &[u8],
+    ) -> std::result::Result<u32, String> {
+        self.groups(out, states, input, |ctx: &mut Context, _: &[u8], recs: &[Record]| f(ctx, recs))
+    }
+
+    /// Calls f with each group of a grouped frame of records and its key.
+    fn groups<F>(&mut self, out: &mut Vec<u8>, states: &'static [&'static StateDecl], input: &[u8], f: F) -> std::result::Result<u32, String>
+    where
+        F: for<'c, 'k, 'r, 'a> Fn(&mut Context<'c>, &'k [u8], &'r [Record<'a>]) -> Result<()>,
+    {
         let mut r = Reader::new(input);
         let (watermark, processing_time, groups) = head(&mut r)?;
         let (mut index, mut count) = (0u32, 0u32);

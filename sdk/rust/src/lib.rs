@@ -23,6 +23,7 @@
 //! (WebAssembly has no unwinding here); the host then runs the batch's records
 //! one at a time to isolate the record that traps.
 
+mod broadcast;
 mod call;
 mod frame;
 pub mod json;
@@ -37,8 +38,9 @@ mod window_state;
 #[doc(hidden)]
 pub mod export;
 
+pub use broadcast::BroadcastState;
 pub use call::{Emitter, Function};
-pub use keyed::{Context, TimeDomain, Timer, NO_WATERMARK};
+pub use keyed::{Context, ProcessBroadcastFn, TimeDomain, Timer, NO_WATERMARK};
 pub use log::{log, Level};
 pub use record::{Header, Headers, Output, Record};
 pub use state::{ListState, MapState, StateDecl, ValueState};

@@ -11,6 +11,8 @@ pub struct StateDecl {
     pub(crate) name: &'static str,
     pub(crate) kind: &'static str,
     pub(crate) ttl: Option<&'static str>,
+    /// A broadcast state (broadcast.rs).
+    pub(crate) broadcast: bool,
 }
 
 macro_rules! handle {
@@ -25,13 +27,13 @@ macro_rules! handle {
         impl $name {
             /// Declares a state of this kind without a TTL.
             pub const fn new(name: &'static str) -> Self {
-                $name { decl: StateDecl { name, kind: $kind, ttl: None } }
+                $name { decl: StateDecl { name, kind: $kind, ttl: None, broadcast: false } }
             }
 
             /// Declares that entries expire `ttl` (a Go duration such as
             /// `"1h"`) after they were last written; a job may override it.
             pub const fn ttl(self, ttl: &'static str) -> Self {
-                $name { decl: StateDecl { name: self.decl.name, kind: $kind, ttl: Some(ttl) } }
+                $name { decl: StateDecl { name: self.decl.name, kind: $kind, ttl: Some(ttl), broadcast: false } }
             }
 
             /// Removes the current key's state.
