@@ -30,11 +30,11 @@ const (
 )
 
 // Answers reports whether a function of a record kind (map, flat_map,
-// filter, key, timestamp) answers its inputs with entries of tag t, besides
+// filter, key, timestamp, lookup_request, lookup_result) answers its inputs with entries of tag t, besides
 // error entries.
 func (k Kind) Answers(t Tag) bool {
 	switch k {
-	case KindMap, KindFlatMap:
+	case KindMap, KindFlatMap, KindLookupRequest, KindLookupResult:
 		return t == TagRecord
 	case KindFilter:
 		return t == TagKeep
@@ -51,7 +51,7 @@ func (k Kind) Implemented() bool {
 	switch k {
 	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
 		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
-		KindProcess, KindOnTimer:
+		KindProcess, KindOnTimer, KindLookupRequest, KindLookupResult:
 		return true
 	}
 	return false
@@ -62,7 +62,7 @@ func (k Kind) Known() bool {
 	switch k {
 	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
 		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
-		KindJoin, KindCoGroup, KindProcess, KindOnTimer:
+		KindJoin, KindCoGroup, KindProcess, KindOnTimer, KindLookupRequest, KindLookupResult:
 		return true
 	}
 	return false
