@@ -44,6 +44,9 @@ func (v *validator) operator(p string, op *Operator) {
 	if op.Aggregate != nil {
 		v.aggregate(p+".aggregate", op.Aggregate)
 	}
+	if op.AsyncLookup != nil {
+		v.asyncLookup(p+".async_lookup", op.AsyncLookup) // lookup.go
+	}
 	v.keyedState(p, op)
 	v.windowed(p, op)
 }
