@@ -181,6 +181,8 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 		if s, err = b.windowStage(ctx, t, v, i, c, policy, s); err != nil {
 			return nil, errors.Join(err, out.Close(ctx))
 		}
+	case v.Op != nil && v.Op.AsyncLookup != nil:
+		s = b.lookupStage(t, v, i, policy, s) // build_lookup.go
 	default:
 		s = b.wasmStage(t, v.ID, i, v.Fn, abi.Kind(v.Kind), policy, s)
 	}

@@ -53,6 +53,9 @@ type Vertex struct {
 	Fn *Func
 	// OnTimer is a process operator's on_timer function, if any.
 	OnTimer *Func
+	// LookupRequest is an async_lookup operator's lookup_request function,
+	// if any (Fn is its lookup_result function).
+	LookupRequest *Func
 	// Window is the window of an aggregate, reduce or process_window operator.
 	Window *Window
 	// Join is the plan of a join operator.
@@ -172,6 +175,9 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 		case o.Join != nil:
 			v.Kind = o.Kind()
 			problems = append(problems, planJoin(j, o, v, path, resolve)...)
+		case o.AsyncLookup != nil:
+			v.Kind = o.Kind()
+			planLookup(o.AsyncLookup, v, path+".async_lookup", resolve) // lookup_plan.go
 		}
 		add(v)
 	}
@@ -282,6 +288,7 @@ func (p *Plan) ModuleIDs() []string {
 	for _, v := range p.Vertices {
 		note(v.Fn)
 		note(v.WatermarkFn)
+		note(v.LookupRequest)
 		if v.Window != nil {
 			note(v.Window.GapFn)
 		}
