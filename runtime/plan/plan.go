@@ -119,6 +119,9 @@ func unsupported(j *spec.Job) []string {
 	// least once needs no alignment to begin with.
 	add("checkpoint.unaligned with mode at_least_once (unaligned checkpoints need exactly_once)",
 		j.Checkpoint != nil && j.Checkpoint.Unaligned && j.Checkpoint.Mode == ModeAtLeastOnce)
+	for i := range j.Sources {
+		add(fmt.Sprintf("sources[%d].test_stream", i), j.Sources[i].TestStream != nil)
+	}
 	return out
 }
 
