@@ -101,7 +101,7 @@ func New(cfg Config) *Op {
 // recordBudget is the most bytes of records in flight; resultShare the
 // most bytes of one record's results.
 func (o *Op) recordBudget() int64 { return o.cfg.MaxBytes / 2 }
-func (o *Op) resultShare() int     { return int(o.cfg.MaxBytes / 2 / int64(o.cfg.Capacity)) }
+func (o *Op) resultShare() int    { return int(o.cfg.MaxBytes / 2 / int64(o.cfg.Capacity)) }
 
 func (o *Op) Process(ctx context.Context, recs []abi.Record) error {
 	if err := o.start(ctx); err != nil {
