@@ -61,6 +61,8 @@ var builds = map[string]*build{
 	"kinds-as":         {},
 	"kinds-c":          {},
 	"kinds-rust":       {},
+	"lookup":           {},
+	"lookup-c":         {},
 	"nexmark":          {},
 	"nexmark-rust":     {},
 	"sessions":         {},
