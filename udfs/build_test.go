@@ -48,6 +48,7 @@ var builds = map[string]*build{
 	"firings-as":       {},
 	"firings-c":        {},
 	"firings-rust":     {},
+	"idle":             {},
 	"joinkinds":        {},
 	"joinkinds-as":     {},
 	"joinkinds-c":      {},
