@@ -79,7 +79,7 @@ func newUDFTestCommand() *cobra.Command {
 	var function, onTimer, input, stateBackend string
 	var batch int
 	var window time.Duration
-	var verbose bool
+	var verbose, processingTime bool
 	cmd := &cobra.Command{
 		Use:   "test MODULE.wasm",
 		Short: "Run a function of a module over records from a JSON Lines file and print its outputs",
@@ -137,12 +137,13 @@ gaps make: {"window", "key", "records"}. A watermark function answers {"input": 
 			if stateBackend != state.BackendMemory && stateBackend != state.BackendPebble {
 				return fmt.Errorf("--state %q: want %s or %s", stateBackend, state.BackendMemory, state.BackendPebble)
 			}
-			return udfdev.Run(cmd.Context(), wasm, recs, cmd.OutOrStdout(), udfdev.Options{Function: function, OnTimer: onTimer, Window: window, BatchSize: batch, State: stateBackend, Log: log, Steps: steps})
+			return udfdev.Run(cmd.Context(), wasm, recs, cmd.OutOrStdout(), udfdev.Options{Function: function, OnTimer: onTimer, Window: window, BatchSize: batch, State: stateBackend, Log: log, Steps: steps, ProcessingTime: processingTime})
 		},
 	}
 	cmd.Flags().StringVar(&function, "function", "", "the function to run (required)")
 	cmd.Flags().StringVar(&onTimer, "on-timer", "", "for a process function: its on_timer function, which the event-time timers fire at the end of the input")
 	cmd.Flags().DurationVar(&window, "window", 0, "for an aggregate, reduce or window_process function: the size of its tumbling windows")
+	cmd.Flags().BoolVar(&processingTime, "processing-time", false, "with --window: processing-time windows, which {\"processing_time\": ms} lines fire")
 	cmd.Flags().StringVar(&input, "input", "", "the records, a JSON Lines file (required)")
 	cmd.Flags().IntVar(&batch, "batch", 1024, "the most records in one call")
 	cmd.Flags().StringVar(&stateBackend, "state", state.BackendMemory, "for a process or window_process function: the state backend, memory or pebble (in a temporary directory)")

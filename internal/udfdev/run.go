@@ -47,6 +47,10 @@ type Options struct {
 	// Steps move the watermark and processing time between records
 	// (ReadInput reads them).
 	Steps []Step
+	// ProcessingTime runs window functions over processing-time windows:
+	// a record goes to the window of the processing time it arrives at,
+	// and windows fire when a step moves processing time past their end.
+	ProcessingTime bool
 	// Log receives the module's log lines, standard output and standard
 	// error; nil discards them.
 	Log *slog.Logger
@@ -108,6 +112,9 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 	}
 	if opt.Window != 0 && !isWindowKind(kind) {
 		return fmt.Errorf("--window goes with an aggregate, reduce or window_process function; %q is a %s function", opt.Function, kind)
+	}
+	if opt.ProcessingTime && !isWindowKind(kind) {
+		return fmt.Errorf("processing-time windows go with an aggregate, reduce or window_process function; %q is a %s function", opt.Function, kind)
 	}
 	if isWindowKind(kind) && opt.Window <= 0 {
 		return fmt.Errorf("a %s function runs over windows: give their size with --window", kind)
@@ -258,7 +265,8 @@ func (r *run) windows(ctx context.Context, fn int) error {
 		return r.drive(ctx, op, true)
 	}
 	size := r.opt.Window.Milliseconds()
-	cfg.Plan = &plan.Window{Type: plan.WindowTumbling, Size: size, Slide: size, FnKind: r.kind, States: r.kind == abi.KindWindowProcess && len(r.states) > 0}
+	cfg.Plan = &plan.Window{Type: plan.WindowTumbling, Size: size, Slide: size, FnKind: r.kind, States: r.kind == abi.KindWindowProcess && len(r.states) > 0,
+		Processing: r.opt.ProcessingTime}
 	cfg.Fn = r.call(fn)
 	if cfg.Plan.States {
 		keyed, cleanup, err := r.openState()

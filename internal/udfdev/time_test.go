@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"wasmstream.io/platform/internal/wasmbuild"
 )
@@ -76,5 +77,39 @@ func TestReadInputTimeLines(t *testing.T) {
 	}
 	if len(recs) != 2 || len(steps) != 2 || steps[0].Before != 1 || *steps[0].Watermark != 7 || steps[1].Before != 2 || *steps[1].ProcessingTime != 9 {
 		t.Errorf("records %d, steps %+v", len(recs), steps)
+	}
+}
+
+// A processing-time window fires when an explicit processing time passes
+// its end, with the records that arrived in it whatever their timestamps;
+// the end of the input fires the rest.
+func TestRunProcessingTimeWindows(t *testing.T) {
+	recs, steps, err := ReadInput(strings.NewReader(`{"processing_time": 1000}
+{"key": "u1", "value": {"amount": 1}, "timestamp": 99999}
+{"key": "u2", "value": {"amount": 2}, "timestamp": 5}
+{"processing_time": 9998}
+{"key": "u1", "value": {"amount": 3}, "timestamp": 1}
+{"processing_time": 9999}
+{"key": "u1", "value": {"amount": 4}, "timestamp": 2}
+{"processing_time": 15000}
+{"key": "u2", "value": {"amount": 5}, "timestamp": 3}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), wasmbuild.UDF(t, "avg-c"), recs, &out, Options{Function: "count", Window: 10 * time.Second, Steps: steps, ProcessingTime: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"window":{"start":0,"end":10000},"key":"u1","value":"2","timestamp":9999}
+{"window":{"start":0,"end":10000},"key":"u2","value":"1","timestamp":9999}
+{"window":{"start":10000,"end":20000},"key":"u1","value":"1","timestamp":19999}
+{"window":{"start":10000,"end":20000},"key":"u2","value":"1","timestamp":19999}
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+	if err := Run(context.Background(), wasmbuild.UDF(t, "dedup"), recs, &bytes.Buffer{}, Options{Function: "dedup", ProcessingTime: true}); err == nil || !strings.Contains(err.Error(), "processing-time windows go with") {
+		t.Errorf("processing-time windows for a process function: %v", err)
 	}
 }
