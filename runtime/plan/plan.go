@@ -119,8 +119,14 @@ func unsupported(j *spec.Job) []string {
 	// least once needs no alignment to begin with.
 	add("checkpoint.unaligned with mode at_least_once (unaligned checkpoints need exactly_once)",
 		j.Checkpoint != nil && j.Checkpoint.Unaligned && j.Checkpoint.Mode == ModeAtLeastOnce)
-	for i := range j.Sources {
-		add(fmt.Sprintf("sources[%d].test_stream", i), j.Sources[i].TestStream != nil)
+	for i, s := range j.Sources {
+		if s.TestStream == nil {
+			continue
+		}
+		for k, st := range s.TestStream.Steps {
+			add(fmt.Sprintf("sources[%d].test_stream.steps[%d].advance_processing_time in a job (platform udf test moves processing time)", i, k),
+				st.AdvanceProcessingTime.Duration != 0)
+		}
 	}
 	return out
 }

@@ -32,7 +32,14 @@ type TestRecord struct {
 // maxTestSteps bounds a test stream's script, which the job spec holds.
 const maxTestSteps = 100000
 
-func (v *validator) testStream(p string, ts *TestStream) {
+func (v *validator) testStream(src string, s *Source) {
+	if s.Watermark != nil {
+		v.fail(src+".watermark", "a test_stream's watermarks are its watermark steps")
+	}
+	if s.Timestamp != nil {
+		v.fail(src+".timestamp", "a test_stream's records carry their timestamps")
+	}
+	ts, p := s.TestStream, src+".test_stream"
 	if len(ts.Steps) == 0 {
 		v.fail(p+".steps", "required: at least one step")
 	}

@@ -84,7 +84,7 @@ func (v *validator) source(p string, s *Source) {
 		v.fail(p, "set jetstream, generator, kv, nats or test_stream")
 	}
 	if s.TestStream != nil {
-		v.testStream(p+".test_stream", s.TestStream) // teststream.go
+		v.testStream(p, s) // teststream.go
 	}
 	v.connectorSource(p, s) // validate_connectors.go
 	if js := s.JetStream; js != nil {
