@@ -16,7 +16,9 @@ import (
 // after the steps its position counts.
 func TestTestStream(t *testing.T) {
 	wm := func(n int64) TestStep { return TestStep{Watermark: &n} }
-	rec := func(v string, ts int64) TestStep { return TestStep{Record: abi.Record{Value: []byte(v), Timestamp: ts}} }
+	rec := func(v string, ts int64) TestStep {
+		return TestStep{Record: abi.Record{Value: []byte(v), Timestamp: ts}}
+	}
 	steps := []TestStep{rec("a", 1), rec("b", 2), rec("c", 3), wm(5), wm(6), rec("d", 7), wm(9)}
 	tests := []struct {
 		name    string
