@@ -23,7 +23,7 @@ import (
 )
 
 // call is a record call of udfs/lookup's function on a guest of its own.
-func call(t *testing.T, function string) operator.RecordCall {
+func call(t testing.TB, function string) operator.RecordCall {
 	t.Helper()
 	mod := optest.Module(t, "lookup")
 	i := mod.Description.Lookup(function)
@@ -35,7 +35,7 @@ func call(t *testing.T, function string) operator.RecordCall {
 
 // config is an ordered operator of udfs/lookup in front of tape, with
 // request function request ("" for none), on_udf_error fail.
-func config(t *testing.T, request string, tape operator.Stage, f Fetcher) Config {
+func config(t testing.TB, request string, tape operator.Stage, f Fetcher) Config {
 	policy, _ := optest.FailPolicy("look")
 	cfg := Config{Vertex: "look", Result: call(t, "join"), Capacity: 16, MaxBytes: 1 << 20, Timeout: 10 * time.Second,
 		Ordered: true, BatchSize: 64, Policy: policy, Fetch: f, Next: tape}

@@ -314,18 +314,25 @@ func copyRecord(buf *[]byte, r *abi.Record) abi.Record {
 func (o *Op) lookUp(e *entry) {
 	defer o.wg.Done()
 	e.results = make([]abi.LookupResult, len(e.reqs))
-	errs := make([]error, len(e.reqs))
 	limit := o.resultShare() / max(1, len(e.reqs))
-	var wg sync.WaitGroup
-	for i := range e.reqs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e.results[i], errs[i] = o.attempts(&e.reqs[i], limit)
-		}()
+	switch len(e.reqs) {
+	case 0:
+	case 1:
+		// The common case needs no second goroutine.
+		e.results[0], e.err = o.attempts(&e.reqs[0], limit)
+	default:
+		errs := make([]error, len(e.reqs))
+		var wg sync.WaitGroup
+		for i := range e.reqs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e.results[i], errs[i] = o.attempts(&e.reqs[i], limit)
+			}()
+		}
+		wg.Wait()
+		e.err = errors.Join(errs...)
 	}
-	wg.Wait()
-	e.err = errors.Join(errs...)
 	select {
 	case o.completed <- e:
 	case <-o.ctx.Done():
