@@ -63,6 +63,7 @@ var builds = map[string]*build{
 	"kinds-c":          {},
 	"kinds-rust":       {},
 	"lookup":           {},
+	"lookup-as":        {},
 	"lookup-c":         {},
 	"nexmark":          {},
 	"nexmark-rust":     {},
