@@ -89,6 +89,11 @@ type server struct {
 	served chan string
 	// fail answers a path with 500 this many times first.
 	fail map[string]int
+	// tokens, when set, holds every request until it takes a token;
+	// inFlight and maxInFlight count the requests being served.
+	tokens      chan struct{}
+	inFlight    int
+	maxInFlight int
 }
 
 func newServer(t *testing.T) *server {
@@ -101,12 +106,27 @@ func newServer(t *testing.T) *server {
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
+	s.inFlight++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	tokens := s.tokens
 	gate := s.holds[r.URL.Path]
 	failing := s.fail[r.URL.Path] > 0
 	if failing {
 		s.fail[r.URL.Path]--
 	}
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+	if tokens != nil {
+		select {
+		case <-tokens:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if gate != nil {
 		select {
 		case <-gate:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
@@ -327,6 +328,75 @@ func TestRestoreReissuesInFlight(t *testing.T) {
 			}
 			if strings.Join(keys, ",") != "r1,r2,r3,r4" {
 				t.Errorf("emitted %v, want r1, r2, r3, r4 once each", keys)
+			}
+		})
+	}
+}
+
+// The records in flight never exceed capacity, nor the records' half of
+// max_bytes: with every lookup held, exactly that many reach the server
+// before the first answer.
+func TestBoundedInFlight(t *testing.T) {
+	probeSrv := newServer(t)
+	probe := probeSrv.order("k0", "k0", 0)
+	// A record's share of the budget: itself and its request, whose
+	// target is the url in its value.
+	size := int64(probe.Size()) + int64(len(probeSrv.URL+"/users/k0")) + 16
+	tests := []struct {
+		name     string
+		capacity int
+		maxBytes int64
+		want     int
+	}{
+		{"capacity", 3, 1 << 20, 3},
+		{"bytes", 10, 2*(2*size+size/2) + 1, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			srv := newServer(t)
+			srv.tokens = make(chan struct{}, 100)
+			tape := &optest.Tape{}
+			cfg := config(t, "ask_http", tape, srv.fetchers())
+			cfg.Capacity, cfg.MaxBytes = tt.capacity, tt.maxBytes
+			op := New(cfg)
+			defer op.Close(ctx)
+			var recs []abi.Record
+			for i := range 12 {
+				k := fmt.Sprintf("k%d", i)
+				recs = append(recs, srv.order(k, k, int64(i)))
+			}
+			done := make(chan error, 1)
+			go func() { done <- op.Process(ctx, recs) }()
+			for {
+				srv.mu.Lock()
+				n := srv.inFlight
+				srv.mu.Unlock()
+				if n == tt.want {
+					break
+				}
+				select {
+				case err := <-done:
+					t.Fatalf("Process returned (%v) with %d lookups in flight, want %d", err, n, tt.want)
+				case <-time.After(time.Millisecond):
+				}
+			}
+			for range 12 {
+				srv.tokens <- struct{}{}
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if err := op.Finish(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(tape.Lines) != 12 {
+				t.Fatalf("%d outputs, want 12", len(tape.Lines))
+			}
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			if srv.maxInFlight != tt.want {
+				t.Errorf("%d lookups in flight at most, want %d", srv.maxInFlight, tt.want)
 			}
 		})
 	}
