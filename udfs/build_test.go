@@ -65,6 +65,7 @@ var builds = map[string]*build{
 	"lookup":           {},
 	"lookup-as":        {},
 	"lookup-c":         {},
+	"lookup-rust":      {},
 	"nexmark":          {},
 	"nexmark-rust":     {},
 	"sessions":         {},

@@ -19,7 +19,7 @@ var lookupCases = []abi.Record{
 }
 
 // TestLookupAcrossLanguages runs the async lookup functions of udfs/lookup
-// (Go) and of its C and AssemblyScript twins over the same records and results, and checks
+// (Go) and of its Rust, C and AssemblyScript twins over the same records and results, and checks
 // that their output entries are byte for byte the same, and that the Go
 // module's requests decode to what it asked for.
 func TestLookupAcrossLanguages(t *testing.T) {
@@ -92,7 +92,7 @@ func TestLookupAcrossLanguages(t *testing.T) {
 	if !reflect.DeepEqual(joined, wantJoined) {
 		t.Fatalf("joined %q, want %q", joined, wantJoined)
 	}
-	for _, lang := range []string{"c", "as"} {
+	for _, lang := range sdkLanguages {
 		t.Run(lang, func(t *testing.T) {
 			in := instantiate(t, "lookup-"+lang)
 			if !reflect.DeepEqual(in.desc, goMod.desc) {
