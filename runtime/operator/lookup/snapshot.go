@@ -10,8 +10,11 @@ import (
 	"wasmstream.io/platform/state"
 )
 
-// StateKind names the operator's snapshot blobs.
-func (o *Op) StateKind() string { return "lookup" }
+// BlobKind names the operator's snapshot blobs.
+const BlobKind = "lookup"
+
+// StateKind names the operator's snapshot blobs: BlobKind.
+func (o *Op) StateKind() string { return BlobKind }
 
 // Snapshot captures the records not yet emitted, in queue order (an input
 // frame): whether their lookups completed or not, they are looked up again
