@@ -33,11 +33,11 @@ const (
 )
 
 // Answers reports whether a function of a record kind (map, flat_map,
-// filter, key, timestamp) answers its inputs with entries of tag t, besides
+// filter, key, timestamp, lookup_request, lookup_result) answers its inputs with entries of tag t, besides
 // error entries.
 func (k Kind) Answers(t Tag) bool {
 	switch k {
-	case KindMap, KindFlatMap:
+	case KindMap, KindFlatMap, KindLookupRequest, KindLookupResult:
 		return t == TagRecord
 	case KindFilter:
 		return t == TagKeep
@@ -54,7 +54,7 @@ func (k Kind) Implemented() bool {
 	switch k {
 	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
 		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
-		KindProcess, KindOnTimer, KindProcessBroadcast:
+		KindProcess, KindOnTimer, KindProcessBroadcast, KindLookupRequest, KindLookupResult:
 		return true
 	}
 	return false
@@ -65,7 +65,7 @@ func (k Kind) Known() bool {
 	switch k {
 	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
 		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
-		KindJoin, KindCoGroup, KindProcess, KindOnTimer, KindProcessBroadcast:
+		KindJoin, KindCoGroup, KindProcess, KindOnTimer, KindProcessBroadcast, KindLookupRequest, KindLookupResult:
 		return true
 	}
 	return false

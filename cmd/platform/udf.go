@@ -79,7 +79,7 @@ func newUDFTestCommand() *cobra.Command {
 	var function, onTimer, input, stateBackend string
 	var batch int
 	var window time.Duration
-	var verbose bool
+	var verbose, processingTime bool
 	cmd := &cobra.Command{
 		Use:   "test MODULE.wasm",
 		Short: "Run a function of a module over records from a JSON Lines file and print its outputs",
@@ -90,7 +90,10 @@ processing time 0), and prints one JSON line per output: {"input": n, "key", "va
 failed. Each input line is
 a record: {"key", "value", "timestamp", "headers": [{"name", "value"}]}, all optional;
 a value that is not a JSON string is its JSON text; key_base64 and value_base64 carry
-binary data (and appear in the output for bytes that are not UTF-8).
+binary data (and appear in the output for bytes that are not UTF-8). A line
+{"watermark": ms} moves the watermark there, firing the event-time timers and windows due,
+and {"processing_time": ms} the processing time, firing the processing-time timers due and
+expiring state past its TTL; neither may go back.
 
 A process function gets each batch grouped by the records' keys, with its keyed state in
 the --state backend and its timers; after its outputs come the state ({"state", "key",
@@ -98,7 +101,7 @@ the --state backend and its timers; after its outputs come the state ({"state", 
 ({"timer": "event" or "processing", "key", "timestamp"}). With --on-timer, the event-time
 timers then fire in time order, as the final watermark of a bounded job fires them, and
 each output of the on_timer function names its timer: {"timer": {"key", "timestamp"}, ...}.
-Processing-time timers do not fire.
+Processing-time timers fire only at {"processing_time": ms} lines.
 
 An aggregate, reduce or window_process function runs over tumbling windows of --window
 per key, aligned to the epoch, fired in order of their ends as a watermark passing them
@@ -122,7 +125,7 @@ gaps make: {"window", "key", "records"}. A watermark function answers {"input": 
 				return err
 			}
 			defer in.Close()
-			recs, err := udfdev.ReadRecords(in)
+			recs, steps, err := udfdev.ReadInput(in)
 			if err != nil {
 				return err
 			}
@@ -134,12 +137,13 @@ gaps make: {"window", "key", "records"}. A watermark function answers {"input": 
 			if stateBackend != state.BackendMemory && stateBackend != state.BackendPebble {
 				return fmt.Errorf("--state %q: want %s or %s", stateBackend, state.BackendMemory, state.BackendPebble)
 			}
-			return udfdev.Run(cmd.Context(), wasm, recs, cmd.OutOrStdout(), udfdev.Options{Function: function, OnTimer: onTimer, Window: window, BatchSize: batch, State: stateBackend, Log: log})
+			return udfdev.Run(cmd.Context(), wasm, recs, cmd.OutOrStdout(), udfdev.Options{Function: function, OnTimer: onTimer, Window: window, BatchSize: batch, State: stateBackend, Log: log, Steps: steps, ProcessingTime: processingTime})
 		},
 	}
 	cmd.Flags().StringVar(&function, "function", "", "the function to run (required)")
 	cmd.Flags().StringVar(&onTimer, "on-timer", "", "for a process function: its on_timer function, which the event-time timers fire at the end of the input")
 	cmd.Flags().DurationVar(&window, "window", 0, "for an aggregate, reduce or window_process function: the size of its tumbling windows")
+	cmd.Flags().BoolVar(&processingTime, "processing-time", false, "with --window: processing-time windows, which {\"processing_time\": ms} lines fire")
 	cmd.Flags().StringVar(&input, "input", "", "the records, a JSON Lines file (required)")
 	cmd.Flags().IntVar(&batch, "batch", 1024, "the most records in one call")
 	cmd.Flags().StringVar(&stateBackend, "state", state.BackendMemory, "for a process or window_process function: the state backend, memory or pebble (in a temporary directory)")

@@ -41,8 +41,16 @@ type Options struct {
 	// temporary directory.
 	State string
 	// Clock is the processing time the operators see, in milliseconds
-	// since the epoch; nil means 0.
+	// since the epoch; nil means 0. Steps that set the processing time
+	// replace it from then on.
 	Clock func() int64
+	// Steps move the watermark and processing time between records
+	// (ReadInput reads them).
+	Steps []Step
+	// ProcessingTime runs window functions over processing-time windows:
+	// a record goes to the window of the processing time it arrives at,
+	// and windows fire when a step moves processing time past their end.
+	ProcessingTime bool
 	// Log receives the module's log lines, standard output and standard
 	// error; nil discards them.
 	Log *slog.Logger
@@ -77,6 +85,11 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 	if opt.Clock == nil {
 		opt.Clock = func() int64 { return 0 }
 	}
+	if err := checkSteps(opt.Steps, len(recs)); err != nil {
+		return err
+	}
+	clock := &stepClock{now: opt.Clock(), base: opt.Clock}
+	opt.Clock = clock.read
 	h, err := host.New(ctx, host.Config{Logger: opt.Log})
 	if err != nil {
 		return err
@@ -100,6 +113,9 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 	if opt.Window != 0 && !isWindowKind(kind) {
 		return fmt.Errorf("--window goes with an aggregate, reduce or window_process function; %q is a %s function", opt.Function, kind)
 	}
+	if opt.ProcessingTime && !isWindowKind(kind) {
+		return fmt.Errorf("processing-time windows go with an aggregate, reduce or window_process function; %q is a %s function", opt.Function, kind)
+	}
 	if isWindowKind(kind) && opt.Window <= 0 {
 		return fmt.Errorf("a %s function runs over windows: give their size with --window", kind)
 	}
@@ -109,7 +125,7 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 			return fmt.Errorf("the module has no on_timer function %q; it has %s", opt.OnTimer, functionList(mod.Description))
 		}
 	}
-	r := &run{mod: mod, recs: recs, w: newLineWriter(out), kind: kind, opt: opt, states: mod.Description.States, afterInput: func() error { return nil }}
+	r := &run{mod: mod, recs: recs, w: newLineWriter(out), kind: kind, opt: opt, states: mod.Description.States, clock: clock, afterInput: func() error { return nil }}
 	r.prefixes = []string{r.prefix(opt.Function)}
 	if opt.OnTimer != "" {
 		r.prefixes = append(r.prefixes, r.prefix(opt.OnTimer))
@@ -162,14 +178,18 @@ func functionList(d abi.Description) string {
 // final watermark when final is set, and finishes and closes it.
 func (r *run) drive(ctx context.Context, stage operator.Stage, final bool) (err error) {
 	defer func() { err = errors.Join(err, stage.Close(ctx)) }()
-	for start := 0; start < len(r.recs); start += r.opt.BatchSize {
-		r.first, r.batch = start, r.recs[start:min(start+r.opt.BatchSize, len(r.recs))]
-		if err := stage.Process(ctx, r.batch); err != nil {
+	start := 0
+	for _, st := range r.opt.Steps {
+		if err := r.feed(ctx, stage, start, st.Before); err != nil {
 			return err
 		}
-		if err := r.endBatch(); err != nil {
+		start = st.Before
+		if err := r.step(ctx, stage, st); err != nil {
 			return err
 		}
+	}
+	if err := r.feed(ctx, stage, start, len(r.recs)); err != nil {
+		return err
 	}
 	r.batch, r.firing = nil, true
 	if final {
@@ -245,7 +265,8 @@ func (r *run) windows(ctx context.Context, fn int) error {
 		return r.drive(ctx, op, true)
 	}
 	size := r.opt.Window.Milliseconds()
-	cfg.Plan = &plan.Window{Type: plan.WindowTumbling, Size: size, Slide: size, FnKind: r.kind, States: r.kind == abi.KindWindowProcess && len(r.states) > 0}
+	cfg.Plan = &plan.Window{Type: plan.WindowTumbling, Size: size, Slide: size, FnKind: r.kind, States: r.kind == abi.KindWindowProcess && len(r.states) > 0,
+		Processing: r.opt.ProcessingTime}
 	cfg.Fn = r.call(fn)
 	if cfg.Plan.States {
 		keyed, cleanup, err := r.openState()

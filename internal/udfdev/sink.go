@@ -49,6 +49,8 @@ type run struct {
 	// window's state is cleared.
 	windowState []stateEntry
 	afterInput  func() error
+	// clock is the processing time the operators read, which steps move.
+	clock *stepClock
 }
 
 var _ operator.Tracer = (*run)(nil)

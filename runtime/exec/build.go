@@ -85,6 +85,9 @@ func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*Task, error
 	}
 	if v.Source != nil {
 		t.source, err = b.source(ctx, v, i)
+		if ts, ok := t.source.(*connector.TestStream); ok {
+			ts.Advance = t.chain.Advance
+		}
 		if err == nil {
 			t.sourceSplits()
 			b.checkpointSource(t, v, i)
@@ -110,6 +113,8 @@ func (b *builder) source(ctx context.Context, v *plan.Vertex, i int) (connector.
 		return b.kvSource(ctx, v, i) // build_connectors.go
 	case s.NATS != nil:
 		return b.natsSource(v)
+	case s.TestStream != nil:
+		return b.testStream(ctx, v, i) // build_teststream.go
 	}
 	js := b.j.Env.JetStream
 	cfg := connector.JetStreamSourceConfig{
@@ -186,6 +191,8 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 		if s, err = b.windowStage(ctx, t, v, i, c, policy, s); err != nil {
 			return nil, errors.Join(err, out.Close(ctx))
 		}
+	case v.Op != nil && v.Op.AsyncLookup != nil:
+		s = b.lookupStage(t, v, i, policy, s) // build_lookup.go
 	default:
 		s = b.wasmStage(t, v.ID, i, v.Fn, abi.Kind(v.Kind), policy, s)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
+	"wasmstream.io/platform/runtime/operator/lookup"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/watermark"
 )
@@ -175,7 +176,8 @@ func (r *RestoreSet) Check(p *plan.Plan) error {
 		fits := ok && (kind == blobPositions && v.Source != nil || kind == blobSink && v.Sink != nil ||
 			kind == blobKeyed && v.Kind == "process" || kind == blobWindow && v.Window != nil ||
 			kind == blobJoin && v.Join != nil && v.Join.Interval || kind == blobWatermark && v.Source != nil ||
-			kind == blobBroadcast && v.Broadcast != nil || kind == blobInFlight || kind == blobQuarantine && v.Source == nil && v.Sink == nil)
+			kind == blobBroadcast && v.Broadcast != nil || kind == blobInFlight || kind == blobQuarantine && v.Source == nil && v.Sink == nil ||
+			kind == lookup.BlobKind && v.Op != nil && v.Op.AsyncLookup != nil)
 		if fits || r.allowNonRestored {
 			continue
 		}

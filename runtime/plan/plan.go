@@ -56,6 +56,9 @@ type Vertex struct {
 	// Broadcast is a broadcast_process operator's process_broadcast
 	// function; its Fn is the keyed input's process function.
 	Broadcast *Func
+	// LookupRequest is an async_lookup operator's lookup_request function,
+	// if any (Fn is its lookup_result function).
+	LookupRequest *Func
 	// Window is the window of an aggregate, reduce or process_window operator.
 	Window *Window
 	// Join is the plan of a join operator.
@@ -119,6 +122,15 @@ func unsupported(j *spec.Job) []string {
 	// least once needs no alignment to begin with.
 	add("checkpoint.unaligned with mode at_least_once (unaligned checkpoints need exactly_once)",
 		j.Checkpoint != nil && j.Checkpoint.Unaligned && j.Checkpoint.Mode == ModeAtLeastOnce)
+	for i, s := range j.Sources {
+		if s.TestStream == nil {
+			continue
+		}
+		for k, st := range s.TestStream.Steps {
+			add(fmt.Sprintf("sources[%d].test_stream.steps[%d].advance_processing_time in a job (platform udf test moves processing time)", i, k),
+				st.AdvanceProcessingTime.Duration != 0)
+		}
+	}
 	return out
 }
 
@@ -178,6 +190,9 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 		case o.BroadcastProcess != nil:
 			v.Kind = o.Kind()
 			problems = append(problems, planBroadcast(o, v, path, resolve, p.Modules)...) // broadcast_plan.go
+		case o.AsyncLookup != nil:
+			v.Kind = o.Kind()
+			planLookup(o.AsyncLookup, v, path+".async_lookup", resolve) // lookup_plan.go
 		}
 		add(v)
 	}
@@ -294,6 +309,7 @@ func (p *Plan) ModuleIDs() []string {
 	for _, v := range p.Vertices {
 		note(v.Fn)
 		note(v.WatermarkFn)
+		note(v.LookupRequest)
 		if v.Window != nil {
 			note(v.Window.GapFn)
 		}

@@ -60,7 +60,7 @@ func (p *Plan) Guests() int {
 	n := 0
 	for _, v := range p.Vertices {
 		fns := 0
-		for _, f := range [...]*Func{v.Fn, v.OnTimer, v.Broadcast, v.WatermarkFn} {
+		for _, f := range [...]*Func{v.Fn, v.OnTimer, v.Broadcast, v.WatermarkFn, v.LookupRequest} {
 			if f != nil {
 				fns++
 			}

@@ -32,7 +32,7 @@ sinks:
 		name, spec, path, msg string
 	}{
 		{"two kinds", "name: j\nsources: [{id: src, kv: {bucket: B}, generator: {kind: sequence}}]\n" + out,
-			"sources[0]", "set one of jetstream, generator, kv or nats, not several"},
+			"sources[0]", "set one of jetstream, generator, kv, nats or test_stream, not several"},
 		{"bad bucket", "name: j\nsources: [{id: src, kv: {bucket: a.b}}]\n" + out, "sources[0].kv.bucket", `want letters, digits, '-' and '_', got "a.b"`},
 		{"bad keys", "name: j\nsources: [{id: src, kv: {bucket: B, keys: 'a..b'}}]\n" + out, "sources[0].kv.keys", "a key filter has no empty tokens"},
 		{"bad key chars", "name: j\nsources: [{id: src, kv: {bucket: B, keys: 'a b'}}]\n" + out, "sources[0].kv.keys", "a key filter's tokens"},

@@ -1,8 +1,8 @@
 package spec
 
 // Operator is one transformation. Exactly one of Map, Filter, FlatMap,
-// Aggregate, Reduce, ProcessWindow, Process, Join and BroadcastProcess is
-// set; Kind names it.
+// Aggregate, Reduce, ProcessWindow, Process, Join, BroadcastProcess and
+// AsyncLookup is set; Kind names it.
 type Operator struct {
 	ID    string `json:"id" required:"true"`
 	Input string `json:"input,omitempty"` // empty for a join
@@ -22,6 +22,7 @@ type Operator struct {
 	ProcessWindow   *FunctionRef `json:"process_window,omitempty"`
 	Process         *FunctionRef `json:"process,omitempty"`
 	Join            *Join        `json:"join,omitempty"`
+	AsyncLookup     *AsyncLookup `json:"async_lookup,omitempty"`
 	AllowedLateness Duration     `json:"allowed_lateness,omitzero"`
 	LateOutput      string       `json:"late_output,omitempty"` // a sink without input
 	// OnTimer names the on_timer function, in the module of process, that

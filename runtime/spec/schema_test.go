@@ -287,7 +287,12 @@ sources:
     kv: {bucket: REF}
   - id: core
     nats: {subject: "in.>", allow_at_most_once: true}
+  - id: script
+    test_stream: {steps: [{record: {value: a, timestamp: 1}}, {watermark: 5}, {advance_processing_time: 1s}]}
 operators:
+  - id: look
+    input: script
+    async_lookup: {module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", bucket: USERS, function: join}
   - id: w
     join:
       left: {input: gen, key_by: {field: a}}
@@ -314,6 +319,7 @@ operators:
     broadcast_process: {broadcast: ref, module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", process_element: m, process_broadcast: u}
 sinks:
   - {id: out, input: b, discard: true}
+  - {id: looked, input: look, discard: true}
   - {id: view, input: ref, kv: {bucket: VIEW}}
   - {id: fanout, input: core, nats: {subject: out, allow_at_most_once: true}}
   - {id: files, input: gen, object_store: {bucket: FILES}}

@@ -1,7 +1,7 @@
 package spec
 
-// Source is one input of the job. Exactly one of JetStream, Generator, KV
-// and NATS is set.
+// Source is one input of the job. Exactly one of JetStream, Generator, KV,
+// NATS and TestStream is set.
 type Source struct {
 	ID string `json:"id" required:"true"`
 	// Parallelism defaults to the job's.
@@ -10,6 +10,7 @@ type Source struct {
 	Generator   *Generator  `json:"generator,omitempty"`
 	KV          *KVSource   `json:"kv,omitempty"`
 	NATS        *NATSSource `json:"nats,omitempty"`
+	TestStream  *TestStream `json:"test_stream,omitempty"`
 	Timestamp   *Timestamp  `json:"timestamp,omitempty"`
 	Watermark   *Watermark  `json:"watermark,omitempty"`
 }

@@ -29,6 +29,8 @@ type Job struct {
 	Sources        []Source      `json:"sources" required:"true"`
 	Operators      []Operator    `json:"operators,omitempty"`
 	Sinks          []Sink        `json:"sinks" required:"true"`
+	// Lookups says what async_lookup operators may reach.
+	Lookups *Lookups `json:"lookups,omitempty"`
 }
 
 // UDFLimits are the sandbox limits for every Wasm instance of the job.

@@ -33,6 +33,7 @@ func (x vertex) path() string { return fmt.Sprintf("%ss[%d]", x.kind, x.index) }
 func validate(j *Job, seen map[string]int) []FieldError {
 	v := &validator{job: j, seen: seen, vertices: map[string]vertex{}}
 	v.settings()
+	v.lookups()
 	v.checkIDs()
 	for i := range j.Sources {
 		v.source(fmt.Sprintf("sources[%d]", i), &j.Sources[i])

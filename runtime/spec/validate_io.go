@@ -77,11 +77,14 @@ func (v *validator) input(path, id string) {
 
 func (v *validator) source(p string, s *Source) {
 	v.parallelism(p+".parallelism", s.Parallelism)
-	switch n := countSet(s.JetStream != nil, s.Generator != nil, s.KV != nil, s.NATS != nil); {
+	switch n := countSet(s.JetStream != nil, s.Generator != nil, s.KV != nil, s.NATS != nil, s.TestStream != nil); {
 	case n > 1:
-		v.fail(p, "set one of jetstream, generator, kv or nats, not several")
+		v.fail(p, "set one of jetstream, generator, kv, nats or test_stream, not several")
 	case n == 0:
-		v.fail(p, "set jetstream, generator, kv or nats")
+		v.fail(p, "set jetstream, generator, kv, nats or test_stream")
+	}
+	if s.TestStream != nil {
+		v.testStream(p, s) // teststream.go
 	}
 	v.connectorSource(p, s) // validate_connectors.go
 	if js := s.JetStream; js != nil {

@@ -47,6 +47,9 @@ func (v *validator) operator(p string, op *Operator) {
 	if op.BroadcastProcess != nil {
 		v.broadcastProcess(p, op) // broadcast_process.go
 	}
+	if op.AsyncLookup != nil {
+		v.asyncLookup(p+".async_lookup", op.AsyncLookup) // lookup.go
+	}
 	v.keyedState(p, op)
 	v.windowed(p, op)
 }

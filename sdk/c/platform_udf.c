@@ -56,11 +56,13 @@ enum kind {
 	KIND_CO_GROUP,
 	KIND_WATERMARK,
 	KIND_PROCESS_BROADCAST,
+	KIND_LOOKUP_REQUEST,
+	KIND_LOOKUP_RESULT,
 };
 
 static const char *const kind_names[] = {"map", "filter", "flat_map", "key", "timestamp", "process", "on_timer",
 					 "aggregate", "reduce", "window_process", "session_gap", "join", "co_group",
-					 "watermark", "process_broadcast"};
+					 "watermark", "process_broadcast", "lookup_request", "lookup_result"};
 
 enum { TAG_ACCUMULATOR = 6, TAG_WATERMARK = 7 };
 enum { OP_ADD = 1, OP_MERGE = 2, OP_RESULT = 3 };
@@ -104,6 +106,8 @@ typedef struct function {
 		udf_join_fn join;
 		udf_co_group_fn co_group;
 		udf_watermark_fn watermark;
+		udf_async_request_fn lookup_request;
+		udf_async_result_fn lookup_result;
 	} fn;
 	/* with_state marks a window_process function with per-window state. */
 	bool with_state;
@@ -159,6 +163,11 @@ static struct {
 	uint32_t index;
 	uint32_t entries;
 	bool flat_mapping;
+	/* asking: a lookup_request function runs; results are the lookup
+	 * results of the current input of a lookup_result function. */
+	bool asking;
+	udf_lookup_result *results;
+	size_t results_cap;
 	/* The timestamp of an interval join's pair, which its outputs take
 	 * unless they set one; 0 otherwise. */
 	int64_t pair_timestamp;
@@ -657,6 +666,11 @@ static void run(const function *f, const udf_record *rec) {
 		}
 		break;
 	}
+	case KIND_LOOKUP_REQUEST:
+		m.asking = true;
+		status = f->fn.lookup_request(rec);
+		m.asking = false;
+		break;
 	case KIND_WATERMARK: {
 		bool emit = false;
 		int64_t wm = 0;
@@ -1073,6 +1087,60 @@ EXPORT("platform_describe") uint64_t platform_describe(void) {
 	return pack(m.desc.data, m.desc.len);
 }
 
+void udf_async_request(const char *name, udf_async_request_fn fn) {
+	add(name, KIND_LOOKUP_REQUEST, (function){.fn.lookup_request = fn});
+}
+void udf_async_result(const char *name, udf_async_result_fn fn) {
+	add(name, KIND_LOOKUP_RESULT, (function){.fn.lookup_result = fn});
+}
+
+/* Appends a lookup request for the current input (docs/ABI.md, Async
+ * lookups): a record entry whose value is kind | target | key. */
+static void ask(uint8_t kind, udf_bytes target, udf_bytes key) {
+	if (!m.asking) __builtin_trap();
+	put_entry(TAG_RECORD, m.index);
+	put_u8(&m.out, 0);
+	put_u32(&m.out, (uint32_t)(1 + 4 + target.len + 4 + key.len));
+	put_u8(&m.out, kind);
+	put_bytes(&m.out, target);
+	put_bytes(&m.out, key);
+}
+
+void udf_ask_kv(udf_bytes bucket, udf_bytes key) { ask(1, bucket, key); }
+void udf_ask_http(udf_bytes url) { ask(2, url, (udf_bytes){(const uint8_t *)"", 0}); }
+
+/* Decodes the results that follow rec in a lookup result frame and runs f
+ * over them; its entries, or an error entry if it fails. */
+static void run_lookup_result(reader *r, const function *f, const udf_record *rec) {
+	uint32_t n = get_u32(r);
+	if (r->msg) return;
+	if ((uint64_t)n * 5 > r->len - r->off) {
+		r->msg = "lookup results";
+		return;
+	}
+	if (n > m.results_cap) {
+		m.results_cap = 2 * n;
+		m.results = grow(m.results, m.results_cap * sizeof(udf_lookup_result));
+	}
+	for (uint32_t i = 0; i < n && !r->msg; i++) {
+		m.results[i].found = get_u8(r) == 0;
+		m.results[i].value = get_bytes(r);
+	}
+	if (r->msg) return;
+	m.input_record = rec;
+	size_t mark = m.out.len;
+	uint32_t marked = m.entries;
+	m.flat_mapping = true;
+	int status = f->fn.lookup_result(rec, m.results, n);
+	m.flat_mapping = false;
+	if (status != UDF_OK) {
+		m.out.len = mark;
+		m.entries = marked;
+		put_entry(TAG_ERROR, m.index);
+		put_bytes(&m.out, (udf_bytes){m.error.data, m.error.len});
+	}
+}
+
 EXPORT("platform_call") uint64_t platform_call(uint32_t fn, const uint8_t *ptr, uint32_t len) {
 	ensure_registered();
 	m.out.len = 0;
@@ -1106,7 +1174,12 @@ EXPORT("platform_call") uint64_t platform_call(uint32_t fn, const uint8_t *ptr, 
 	udf_record rec;
 	for (m.index = 0; m.index < records && !r.msg; m.index++) {
 		m.nheaders = 0;
-		if (get_record(&r, &rec)) run(f, &rec);
+		if (!get_record(&r, &rec)) break;
+		if (f->kind == KIND_LOOKUP_RESULT) {
+			run_lookup_result(&r, f, &rec);
+		} else {
+			run(f, &rec);
+		}
 	}
 	if (r.msg || r.off != r.len) {
 		fail_malformed(&r, records, " records");

@@ -181,6 +181,20 @@ typedef int (*udf_session_gap_fn)(const udf_record *in, int64_t *gap);
 /* watermark: sets *emit to emit *watermark right after the record. */
 typedef int (*udf_watermark_fn)(const udf_record *in, bool *emit, int64_t *watermark);
 
+/* Async lookups (docs/ABI.md, Async lookups). A lookup_request function asks
+ * for the input's lookups with udf_ask_kv and udf_ask_http and returns at
+ * once; when they have all completed, the lookup_result function gets the
+ * record with their results, in the order asked, and emits with udf_emit as
+ * a flat map function does. */
+typedef struct udf_lookup_result {
+	bool found; /* the KV key exists, or the HTTP GET answered 2xx */
+	udf_bytes value;
+} udf_lookup_result;
+typedef int (*udf_async_request_fn)(const udf_record *in);
+typedef int (*udf_async_result_fn)(const udf_record *in, const udf_lookup_result *results, size_t count);
+void udf_ask_kv(udf_bytes bucket, udf_bytes key);
+void udf_ask_http(udf_bytes url);
+
 /* Defined by the module: registers its functions. The SDK calls it once per
  * instance, before the first export call. */
 void udf_register(void);
@@ -202,6 +216,8 @@ void udf_join(const char *name, udf_join_fn fn);
 void udf_co_group(const char *name, udf_co_group_fn fn);
 void udf_session_gap(const char *name, udf_session_gap_fn fn);
 void udf_watermark(const char *name, udf_watermark_fn fn);
+void udf_async_request(const char *name, udf_async_request_fn fn);
+void udf_async_result(const char *name, udf_async_result_fn fn);
 void udf_process(const char *name, udf_process_fn fn);
 void udf_on_timer(const char *name, udf_on_timer_fn fn);
 void udf_process_broadcast(const char *name, udf_process_broadcast_fn fn);

@@ -39,9 +39,48 @@ class Fn {
   coGroup: ((key: Uint8Array, w: Window, left: Record[], right: Record[], out: Emitter) => void) | null = null;
   sessionGap: ((r: Record) => i64) | null = null;
   watermark: ((r: Record) => i64) | null = null;
+  lookupRequest: ((r: Record, ask: Lookups) => void) | null = null;
+  lookupResult: ((r: Record, results: LookupResult[], out: Emitter) => void) | null = null;
 
   constructor(public name: string, public kind: string) {}
 }
+
+/** The result of one lookup: found (the KV key exists, or the HTTP GET
+ * answered 2xx) and the value (the entry's value or the body). */
+export class LookupResult {
+  constructor(public found: bool, public value: Uint8Array) {}
+}
+
+/** Collects the lookups a lookup_request function asks for one record
+ * (docs/ABI.md, Async lookups). */
+export class Lookups {
+  index: u32 = 0;
+  count: u32 = 0;
+
+  /** Asks for key of NATS KV bucket. */
+  kv(bucket: string, key: Uint8Array): void {
+    this.ask(1, Uint8Array.wrap(String.UTF8.encode(bucket)), key);
+  }
+
+  /** Asks for the body of an HTTP GET of url, whose host must be on the
+   * job's lookups.http.allow list. */
+  httpGet(url: string): void {
+    this.ask(2, Uint8Array.wrap(String.UTF8.encode(url)), EMPTY);
+  }
+
+  private ask(kind: u8, target: Uint8Array, key: Uint8Array): void {
+    putEntry(TAG_RECORD, this.index);
+    putU8(0);
+    putU32(<u32>(1 + 4 + target.length + 4 + key.length));
+    putU8(kind);
+    putArray(target);
+    putArray(key);
+    this.count++;
+  }
+}
+
+const asker = new Lookups();
+const results = new Array<LookupResult>();
 
 const functions = new Array<Fn>();
 
@@ -202,6 +241,18 @@ function run(f: Fn, index: u32): u32 {
       putI64(ts);
       n = 1;
     }
+  } else if (f.lookupRequest) {
+    const g = f.lookupRequest!;
+    asker.index = index;
+    asker.count = 0;
+    g(record, asker);
+    n = asker.count;
+  } else if (f.lookupResult) {
+    const g = f.lookupResult!;
+    emitter.index = index;
+    emitter.count = 0;
+    g(record, results, emitter);
+    n = emitter.count;
   } else {
     const g = f.watermark!;
     const wm = g(record);
@@ -675,6 +726,7 @@ export function call(fn: u32, frame: ArrayBuffer, ptr: usize, len: usize): void 
   let entries: u32 = 0;
   for (let i: u32 = 0; i < records && !bad; i++) {
     readRecord(record, frame);
+    if (f.lookupResult) readResults(frame);
     if (bad) break;
     entries += run(f, i);
   }
@@ -684,6 +736,20 @@ export function call(fn: u32, frame: ArrayBuffer, ptr: usize, len: usize): void 
     failFrame("malformed frame at byte " + (off - ptr).toString() + ": " + (end - off).toString() + " trailing bytes after " + records.toString() + " records");
   } else {
     setU32(0, entries);
+  }
+}
+
+/** Reads the results that follow a record in a lookup result frame. */
+function readResults(frame: ArrayBuffer): void {
+  const n = readU32();
+  if (!bad && <u64>n * 5 > <u64>(end - off)) {
+    bad = "result count " + n.toString() + " exceeds the frame";
+    badAt = off - 4;
+  }
+  results.length = 0;
+  for (let i: u32 = 0; i < n && !bad; i++) {
+    const found = readU8() == 0;
+    results.push(new LookupResult(found, viewBytes(frame)));
   }
 }
 

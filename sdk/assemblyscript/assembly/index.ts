@@ -13,14 +13,14 @@
 // fail() fails one record (or group); an abort or a trap fails the whole
 // call.
 
-import { AggregateFns, Emitter, Window, enableKeyed, enableWindowState, fail, register } from "./call";
+import { AggregateFns, Emitter, LookupResult, Lookups, Window, enableKeyed, enableWindowState, fail, register } from "./call";
 import { Context, ListState, MapState, NO_WATERMARK, TimeDomain, Timer, ValueState } from "./keyed";
 import { BroadcastState } from "./broadcast";
 import { formatFloat } from "./float";
 import { Header, Output, Record, bytes } from "./record";
 import { JsonKind, JsonPath, JsonReader, JsonWriter } from "./json";
 
-export { AggregateFns, BroadcastState, Context, Emitter, Window, Header, JsonKind, JsonPath, JsonReader, JsonWriter, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
+export { AggregateFns, BroadcastState, Context, Emitter, LookupResult, Lookups, Window, Header, JsonKind, JsonPath, JsonReader, JsonWriter, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
 
 /** Registers a map function: exactly one output per input record. */
 export function map(name: string, f: (r: Record) => Output): void {
@@ -35,6 +35,19 @@ export function filter(name: string, f: (r: Record) => bool): void {
 /** Registers a flat map function: it emits zero or more outputs per input. */
 export function flatMap(name: string, f: (r: Record, out: Emitter) => void): void {
   register(name, "flat_map").flatMap = f;
+}
+
+/** Registers the first half of an async lookup (docs/ABI.md, Async
+ * lookups): f asks for the record's lookups with ask.kv and ask.httpGet and
+ * returns at once; the platform issues them concurrently. */
+export function asyncRequest(name: string, f: (r: Record, ask: Lookups) => void): void {
+  register(name, "lookup_request").lookupRequest = f;
+}
+
+/** Registers the second half of an async lookup: f gets a record and its
+ * lookups' results, in the order asked, and emits as a flat map does. */
+export function asyncResult(name: string, f: (r: Record, results: LookupResult[], out: Emitter) => void): void {
+  register(name, "lookup_result").lookupResult = f;
 }
 
 /** Registers a key selector: f returns the record's new key. */

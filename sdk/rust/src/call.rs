@@ -3,6 +3,7 @@ use std::borrow::Cow;
 use crate::frame::{self, Reader, ALL_RECORDS, TAG_ERROR, TAG_KEEP, TAG_KEY, TAG_TIMESTAMP};
 use crate::join::{self, CoGroupFn, JoinFn};
 use crate::keyed::{Keyed, OnTimerFn, ProcessBroadcastFn, ProcessFn, Runner};
+use crate::lookup::{self, AsyncRequestFn, AsyncResultFn};
 use crate::state::StateDecl;
 use crate::window::{self, AggregateRunner, ReduceFn, SessionGapFn, WatermarkFn, WindowProcessFn};
 use crate::window_state::WindowStateFn;
@@ -57,6 +58,10 @@ pub enum Function {
     Join(&'static str, JoinFn),
     /// A `co_group` function.
     CoGroup(&'static str, CoGroupFn),
+    /// A `lookup_request` function: the first half of an async lookup.
+    AsyncRequest(&'static str, AsyncRequestFn),
+    /// A `lookup_result` function: the second half of an async lookup.
+    AsyncResult(&'static str, AsyncResultFn),
 }
 
 impl Function {
@@ -78,7 +83,9 @@ impl Function {
             | Function::SessionGap(n, _)
             | Function::Watermark(n, _)
             | Function::Join(n, _)
-            | Function::CoGroup(n, _) => n,
+            | Function::CoGroup(n, _)
+            | Function::AsyncRequest(n, _)
+            | Function::AsyncResult(n, _) => n,
         }
     }
 
@@ -100,6 +107,8 @@ impl Function {
             Function::Watermark(..) => "watermark",
             Function::Join(..) => "join",
             Function::CoGroup(..) => "co_group",
+            Function::AsyncRequest(..) => "lookup_request",
+            Function::AsyncResult(..) => "lookup_result",
         }
     }
 }
@@ -163,6 +172,8 @@ impl Caller {
             Some(Function::Watermark(_, f)) => window::watermark(*f, &mut self.out, input),
             Some(Function::Join(_, f)) => join::join(*f, &mut self.out, input),
             Some(Function::CoGroup(_, f)) => join::co_group(*f, &mut self.out, input),
+            Some(Function::AsyncRequest(_, f)) => lookup::request(*f, &mut self.out, input),
+            Some(Function::AsyncResult(_, f)) => lookup::result(*f, &mut self.out, input),
             Some(func) => self.each(*func, input),
             None => Err(format!("udf: no function with index {}; the module has {}", f, functions.len())),
         };

@@ -78,7 +78,8 @@ pub fn call(functions: &[Function], states: &'static [&'static StateDecl], f: u3
 /// `filter`, `flat_map`, `key`, `timestamp`, `process`, `on_timer`,
 /// `process_broadcast`,
 /// `reduce`, `window_process`, `window_process_with_state`, `session_gap`,
-/// `watermark`, `join` and `co_group`, or `"name" => aggregate(Type)` for a
+/// `watermark`, `join`, `co_group`, `async_request` and `async_result`, or
+/// `"name" => aggregate(Type)` for a
 /// type that implements [`Aggregate`](crate::Aggregate); names are unique
 /// within a module. A module with keyed state (for `process`, `on_timer`
 /// and `window_process_with_state` functions) lists its state handles
@@ -145,4 +146,6 @@ macro_rules! module {
     (@fn $name:literal, watermark, $f:path) => { $crate::Function::Watermark($name, $f) };
     (@fn $name:literal, join, $f:path) => { $crate::Function::Join($name, $f) };
     (@fn $name:literal, co_group, $f:path) => { $crate::Function::CoGroup($name, $f) };
+    (@fn $name:literal, async_request, $f:path) => { $crate::Function::AsyncRequest($name, $f) };
+    (@fn $name:literal, async_result, $f:path) => { $crate::Function::AsyncResult($name, $f) };
 }
