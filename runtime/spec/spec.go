@@ -102,6 +102,18 @@ func (o OnUDFError) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object(o))
 }
 
+// UnmarshalJSON reads either form MarshalJSON writes (a plan carries its
+// job spec as JSON).
+func (o *OnUDFError) UnmarshalJSON(data []byte) error {
+	var name string
+	if err := json.Unmarshal(data, &name); err == nil {
+		*o = OnUDFError{Policy: name}
+		return nil
+	}
+	type object OnUDFError
+	return json.Unmarshal(data, (*object)(o))
+}
+
 // StateBackend chooses where keyed state lives.
 type StateBackend struct {
 	Backend string `json:"backend" default:"memory"` // memory | pebble
