@@ -165,10 +165,10 @@ func (w *GroupRunner) chunk(ctx context.Context, lo, hi int, h GroupHandlers) er
 		case verdict == Skip:
 		case verdict == Fail:
 			fail(e.Message)
-		case e.Tag == abi.TagOutput && h.Record != nil && sides.Find(e.Output) < 0:
+		case e.Tag == abi.TagOutput && h.Record != nil && w.Kind != abi.KindAggregate && sides.Find(e.Output) < 0:
 			w.reader.FailInput()
 			fail(sides.Undeclared(e.Output))
-		case e.Tag == abi.TagOutput && h.Record != nil:
+		case e.Tag == abi.TagOutput && h.Record != nil && w.Kind != abi.KindAggregate:
 			return h.Record(i, e)
 		case e.Tag == abi.TagAccumulator && h.Acc != nil:
 			w.accs = append(w.accs, accAnswer{group: i, off: len(w.arena), n: len(e.Value)})
