@@ -15,7 +15,7 @@ import (
 
 // sideJob runs udfs/triage's process function over stream SIDE_IN: small
 // orders to side.small, and the side outputs large and invalid to sinks of
-// their own.
+// their own; the invalid orders also to a count per user, keyed again.
 func sideJob(module string) string {
 	return fmt.Sprintf(`
 name: sides
@@ -32,10 +32,16 @@ operators:
     key_by: {field: user}
     process: {module: %s, function: triage}
     side_outputs: [large, invalid]
+  - id: invalid_per_user
+    input: triage.invalid
+    key_by: {field: user}
+    window: {type: tumbling, size: 24h}
+    aggregate: {builtin: count}
 sinks:
   - {id: small, input: triage, jetstream: {subject: side.small}}
   - {id: large, input: triage.large, jetstream: {subject: side.large}}
   - {id: invalid, input: triage.invalid, parallelism: 1, jetstream: {subject: side.invalid}}
+  - {id: counts, input: invalid_per_user, jetstream: {subject: side.counts}}
 `, module)
 }
 
@@ -50,6 +56,7 @@ func TestSideOutputsExactlyOnce(t *testing.T) {
 	const n, users = 9000, 9
 	payloads := make([][]byte, n)
 	var small, large, invalid []string
+	invalidPerUser := map[string]int{}
 	for i := range payloads {
 		amount := fmt.Sprint(i * 7 % 1000)
 		if i%11 == 10 {
@@ -59,6 +66,7 @@ func TestSideOutputsExactlyOnce(t *testing.T) {
 		switch {
 		case i%11 == 10:
 			invalid = append(invalid, string(payloads[i]))
+			invalidPerUser[fmt.Sprintf("u%d", i%users)]++
 		case i*7%1000 >= 900:
 			large = append(large, string(payloads[i]))
 		default:
@@ -69,6 +77,7 @@ func TestSideOutputsExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	ts.stream("SIDE_SMALL", []string{"side.small"}, nil)
 	ts.stream("SIDE_INVALID", []string{"side.invalid"}, nil)
+	ts.stream("SIDE_COUNTS", []string{"side.counts"}, nil)
 	if _, err := ts.js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: "SIDE_LARGE", Subjects: []string{"side.large"}, MaxMsgs: int64(len(large) / 2), Discard: jetstream.DiscardNew, Storage: jetstream.FileStorage,
 	}); err != nil {
@@ -100,5 +109,14 @@ func TestSideOutputsExactlyOnce(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %d orders, want exactly %d, each once", c.stream, len(got), len(c.want))
 		}
+	}
+	// The orders' day starts at 1_699_920_000_000: they all fall in one window.
+	var want []string
+	for user, count := range invalidPerUser {
+		want = append(want, fmt.Sprintf(`{"key":%q,"window_start":1699920000000,"window_end":1700006400000,"value":%d}`, user, count))
+	}
+	slices.Sort(want)
+	if got := sortedPayloads(ts.read("SIDE_COUNTS")); !slices.Equal(got, want) {
+		t.Errorf("counts of invalid orders per user:\n got %q\nwant %q", got, want)
 	}
 }
