@@ -85,6 +85,8 @@ type Entry struct {
 	Timestamp int64
 	Headers   []Header
 	Message   []byte
+	// Output is the side output a TagOutput entry names.
+	Output []byte
 }
 
 // Apply is the record the host passes on for a record, key or timestamp
@@ -93,7 +95,7 @@ type Entry struct {
 func (e *Entry) Apply(in *Record) Record {
 	out := *in
 	switch e.Tag {
-	case TagRecord:
+	case TagRecord, TagOutput:
 		out.Value = e.Value
 		if e.Flags&HasKey != 0 {
 			out.Key = e.Key
@@ -160,6 +162,12 @@ func appendHeaders(dst []byte, hs []Header) []byte {
 func AppendEntryRecord(dst []byte, index uint32, flags RecordFlags, r *Record) []byte {
 	dst = append(dst, byte(TagRecord))
 	dst = binary.LittleEndian.AppendUint32(dst, index)
+	return appendRecordBody(dst, flags, r)
+}
+
+// appendRecordBody appends the body of a record entry: flags, then the
+// fields they name and the value.
+func appendRecordBody(dst []byte, flags RecordFlags, r *Record) []byte {
 	dst = append(dst, byte(flags))
 	if flags&HasKey != 0 {
 		dst = appendBytes(dst, r.Key)
@@ -423,21 +431,13 @@ func (or *OutputReader) Next(e *Entry) bool {
 	}
 	switch e.Tag {
 	case TagRecord:
-		e.Flags = RecordFlags(or.r.u8())
-		if e.Flags&^(HasKey|HasTimestamp|HasHeaders) != 0 {
-			or.r.err = malformed(start+5, "unknown record flags %#x", uint8(e.Flags))
-			return false
+		or.recordBody(e)
+	case TagOutput:
+		at := or.r.off
+		if e.Output = or.r.bytes(); or.r.err == nil && len(e.Output) > MaxOutputName {
+			or.r.err = malformed(at, "side output name of %d bytes, more than %d", len(e.Output), MaxOutputName)
 		}
-		if e.Flags&HasKey != 0 {
-			e.Key = or.r.bytes()
-		}
-		e.Value = or.r.bytes()
-		if e.Flags&HasTimestamp != 0 {
-			e.Timestamp = int64(or.r.u64())
-		}
-		if e.Flags&HasHeaders != 0 {
-			e.Headers = or.r.headers(e.Headers)
-		}
+		or.recordBody(e)
 	case TagError:
 		e.Message = or.r.bytes()
 	case TagKeep:
@@ -455,6 +455,27 @@ func (or *OutputReader) Next(e *Entry) bool {
 	}
 	or.read++
 	return true
+}
+
+// recordBody decodes the body of a record entry (TagRecord, and TagOutput
+// after its name) into e.
+func (or *OutputReader) recordBody(e *Entry) {
+	at := or.r.off
+	e.Flags = RecordFlags(or.r.u8())
+	if or.r.err == nil && e.Flags&^(HasKey|HasTimestamp|HasHeaders) != 0 {
+		or.r.err = malformed(at, "unknown record flags %#x", uint8(e.Flags))
+		return
+	}
+	if e.Flags&HasKey != 0 {
+		e.Key = or.r.bytes()
+	}
+	e.Value = or.r.bytes()
+	if e.Flags&HasTimestamp != 0 {
+		e.Timestamp = int64(or.r.u64())
+	}
+	if e.Flags&HasHeaders != 0 {
+		e.Headers = or.r.headers(e.Headers)
+	}
 }
 
 // Err is the first decoding error, including a short frame or trailing bytes.

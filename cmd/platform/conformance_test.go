@@ -55,6 +55,9 @@ type conformanceUDF struct {
 	// reference, when set, is the payloads the Go module must emit, in any
 	// order.
 	reference func() []string
+	// sides are side outputs of the operator "udf" that the job routes to
+	// sinks of their own, each compared as the main output is.
+	sides []string
 }
 
 // wordcountInput is n lines of words in many scripts and the cases where
@@ -179,6 +182,21 @@ func firingsInput(n int) [][]byte {
 	return clicks
 }
 
+// triageInput is n JSON orders of 6 users: amounts from 0 to 1199 (900
+// and above are large), and every 13th without a readable amount.
+func triageInput(n int) [][]byte {
+	rng := rand.New(rand.NewSource(17))
+	orders := make([][]byte, n)
+	for i := range orders {
+		amount := fmt.Sprint(rng.Intn(1200))
+		if i%13 == 12 {
+			amount = `"n/a"`
+		}
+		orders[i] = fmt.Appendf(nil, `{"order":"o%d","user":"u%d","amount":%s,"ts":%d}`, i, rng.Intn(6), amount, 1_700_000_000_000+int64(i)*10)
+	}
+	return orders
+}
+
 // conformanceUDFs are the UDFs every language implements with the same
 // function names.
 var conformanceUDFs = []conformanceUDF{
@@ -201,6 +219,19 @@ var conformanceUDFs = []conformanceUDF{
     input: in
     key_by: {field: id}
     process: {module: %s, function: dedup}`,
+	},
+	{
+		dir:    "triage",
+		input:  triageInput(3000),
+		source: ", timestamp: {field: ts}",
+		perKey: true,
+		sides:  []string{"large", "invalid"},
+		operators: `
+  - id: udf
+    input: in
+    key_by: {field: user}
+    process: {module: %s, function: triage}
+    side_outputs: [large, invalid]`,
 	},
 	{
 		dir:    "avg",
@@ -265,50 +296,62 @@ func TestConformance(t *testing.T) {
 				ts.publishBy(in, subjects, udf.input, func(i int) string { return prefix + "." + udf.subject(i) })
 				sources = fmt.Sprintf(udf.sources, in, prefix)
 			}
-			var want []string
+			outputs := append([]string{"udf"}, udf.sides...)
+			want := make([][]string, len(outputs))
 			languages := udf.languages
 			if languages == nil {
 				languages = conformanceLanguages
 			}
 			for l, lang := range languages {
 				module := ts.upload(wasmbuild.UDF(t, udf.dir+lang.suffix))
-				out := fmt.Sprintf("CONF_OUT_%d_%d", u, l)
-				subject := fmt.Sprintf("conf.out.%d.%d", u, l)
-				ts.stream(out, []string{subject}, nil)
+				streams := make([]string, len(outputs))
+				var sinks strings.Builder
+				for k, output := range outputs {
+					input := output
+					if k > 0 {
+						input = "udf." + output
+					}
+					streams[k] = fmt.Sprintf("CONF_OUT_%d_%d_%d", u, l, k)
+					subject := fmt.Sprintf("conf.out.%d.%d.%d", u, l, k)
+					ts.stream(streams[k], []string{subject}, nil)
+					fmt.Fprintf(&sinks, "\n  - {id: out%d, input: %s, jetstream: {subject: %s}}", k, input, subject)
+				}
 				job := ts.submit(fmt.Sprintf(`
 name: conformance-%s-%s
 parallelism: 1
 sources:%s
 operators:%s
-sinks: [{id: out, input: udf, jetstream: {subject: %s}}]
-`, udf.dir, lang.name, sources, fmt.Sprintf(udf.operators, module), subject))
+sinks:%s
+`, udf.dir, lang.name, sources, fmt.Sprintf(udf.operators, module), sinks.String()))
 				if info := ts.wait(job); info.State != runtime.StateFinished {
 					t.Fatalf("%s: job %s: %s", lang.name, info.State, info.Failure)
 				}
-				got := sinkOutput(ts.read(out))
-				switch {
-				case udf.unordered:
-					slices.Sort(got)
-				case udf.perKey:
-					slices.SortStableFunc(got, func(a, b string) int { return strings.Compare(keyLine(a), keyLine(b)) })
-				}
-				if l == 0 {
-					if len(got) == 0 {
-						t.Fatal("go: no output")
+				for k, output := range outputs {
+					got := sinkOutput(ts.read(streams[k]))
+					switch {
+					case udf.unordered:
+						slices.Sort(got)
+					case udf.perKey:
+						slices.SortStableFunc(got, func(a, b string) int { return strings.Compare(keyLine(a), keyLine(b)) })
 					}
-					if udf.reference != nil {
-						checkReference(t, ts.read(out), udf.reference())
+					if l == 0 {
+						if len(got) == 0 {
+							t.Fatalf("go: no output on %s", output)
+						}
+						if udf.reference != nil && k == 0 {
+							checkReference(t, ts.read(streams[k]), udf.reference())
+						}
+						want[k] = got
+						continue
 					}
-					want = got
-					continue
-				}
-				if !slices.Equal(got, want) {
-					i := 0
-					for i < min(len(got), len(want)) && got[i] == want[i] {
-						i++
+					if !slices.Equal(got, want[k]) {
+						i := 0
+						for i < min(len(got), len(want[k])) && got[i] == want[k][i] {
+							i++
+						}
+						t.Errorf("%s: %s: %d messages, want %d as go's; message %d differs:\n got  %q\n want %q",
+							lang.name, output, len(got), len(want[k]), i, at(got, i), at(want[k], i))
 					}
-					t.Errorf("%s: %d messages, want %d as go's; message %d differs:\n got  %q\n want %q",
-						lang.name, len(got), len(want), i, at(got, i), at(want, i))
 				}
 			}
 		})

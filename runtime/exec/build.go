@@ -176,7 +176,7 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 		}
 		s = throttled(v.Sink.Throttle, v.Parallelism, &operator.Meter{Count: &c.Out, Watermark: &c.Watermark, Next: sink})
 	case v.Kind == string(abi.KindProcess):
-		if s, err = b.processStage(t, v, i, policy, s); err != nil {
+		if s, err = b.processStage(ctx, t, v, i, policy, s); err != nil {
 			return nil, errors.Join(err, out.Close(ctx))
 		}
 	case v.Broadcast != nil:
@@ -254,7 +254,7 @@ func (b *builder) deadLetters(ctx context.Context, t *Task, v *plan.Vertex, i in
 func (b *builder) outputs(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
 	var outs operator.Fanout
 	for _, e := range v.Out {
-		if e.Late {
+		if e.Side != "" {
 			continue
 		}
 		if e.Chained() {
@@ -265,19 +265,7 @@ func (b *builder) outputs(ctx context.Context, t *Task, v *plan.Vertex, i int) (
 			outs = append(outs, s)
 			continue
 		}
-		w := b.edges[e].Writer(i)
-		t.writers = append(t.writers, w)
-		var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.Ship == plan.ShipBroadcast, channels: e.To.Parallelism}
-		if e.Ship == plan.ShipHash {
-			policy := b.policy(t, e.To.ID, b.j.Counters[v.ID][i])
-			switch {
-			case e.KeyFn != nil:
-				s = b.wasmStage(t, e.To.ID, i, e.KeyFn, abi.KindKey, policy, s)
-			case e.KeyField != "":
-				s = record.KeyField(e.KeyField, policy, s)
-			}
-		}
-		outs = append(outs, s)
+		outs = append(outs, b.exchangeStage(t, v, e, i))
 	}
 	switch len(outs) {
 	case 0:
@@ -286,6 +274,24 @@ func (b *builder) outputs(ctx context.Context, t *Task, v *plan.Vertex, i int) (
 		return outs[0], nil
 	}
 	return outs, nil
+}
+
+// exchangeStage writes subtask i's records of edge e, out of v, to the
+// exchange: after key selection for a hash edge.
+func (b *builder) exchangeStage(t *Task, v *plan.Vertex, e *plan.Edge, i int) operator.Stage {
+	w := b.edges[e].Writer(i)
+	t.writers = append(t.writers, w)
+	var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.Ship == plan.ShipBroadcast, channels: e.To.Parallelism}
+	if e.Ship == plan.ShipHash {
+		policy := b.policy(t, e.To.ID, b.j.Counters[v.ID][i])
+		switch {
+		case e.KeyFn != nil:
+			s = b.wasmStage(t, e.To.ID, i, e.KeyFn, abi.KindKey, policy, s)
+		case e.KeyField != "":
+			s = record.KeyField(e.KeyField, policy, s)
+		}
+	}
+	return s
 }
 
 // module is the uploaded module a plan function belongs to. A job's modules

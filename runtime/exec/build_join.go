@@ -10,9 +10,9 @@ import (
 )
 
 // joinStage builds the join operator of v for subtask i in front of next,
-// with its late output, and tells task t how to tell its inputs apart.
+// with its late records and side outputs, and tells task t how to tell its inputs apart.
 func (b *builder) joinStage(ctx context.Context, t *Task, v *plan.Vertex, i int, c *Counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	late, err := b.lateOutputs(ctx, t, v, i)
+	late, sides, err := b.sideOutputs(ctx, t, v, i)
 	if err != nil {
 		return nil, err
 	}
@@ -20,12 +20,12 @@ func (b *builder) joinStage(ctx context.Context, t *Task, v *plan.Vertex, i int,
 	if v.Join.Interval {
 		return join.New(join.Config{
 			Vertex: v.ID, Plan: v.Join, Inputs: t.inputs, Limit: b.stateBudget().Limit(), BatchSize: b.j.Plan.Job.UDF.BatchSize,
-			Policy: policy, Next: next, Late: late, LateCount: &c.Late, Fn: b.groupCall(v.ID, i, v.Fn),
+			Policy: policy, Next: next, Late: late, LateCount: &c.Late, Sides: sides, Fn: b.groupCall(v.ID, i, v.Fn),
 		}), nil
 	}
 	return window.New(window.Config{
 		Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Budget: b.j.Env.Budgets.WindowContents, Policy: policy, Next: next,
-		Late: late, LateCount: &c.Late, Fn: b.groupCall(v.ID, i, v.Fn), GapFn: b.groupCall(v.ID, i, v.Window.GapFn),
+		Late: late, LateCount: &c.Late, Sides: sides, Fn: b.groupCall(v.ID, i, v.Fn), GapFn: b.groupCall(v.ID, i, v.Window.GapFn),
 		Join: &window.JoinConfig{Inputs: t.inputs, CoGroup: v.Join.CoGroup},
 	}), nil
 }

@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -55,11 +57,16 @@ func (b *builder) keyedState(v *plan.Vertex, i int, fn *plan.Func) (*state.Keyed
 	return k, nil
 }
 
-// processStage builds a keyed process operator for subtask i of v.
-func (b *builder) processStage(t *Task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	keyed, err := b.keyedState(v, i, v.Fn)
+// processStage builds a keyed process operator for subtask i of v, with
+// its side outputs.
+func (b *builder) processStage(ctx context.Context, t *Task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
+	_, sides, err := b.sideOutputs(ctx, t, v, i)
 	if err != nil {
 		return nil, err
+	}
+	keyed, err := b.keyedState(v, i, v.Fn)
+	if err != nil {
+		return nil, errors.Join(err, sides.Close(ctx))
 	}
 	call := b.processCall(t, v, i, v.Fn)
 	var onTimer *operator.GroupCall
@@ -67,7 +74,9 @@ func (b *builder) processStage(t *Task, v *plan.Vertex, i int, policy *operator.
 		g := b.processCall(t, v, i, v.OnTimer)
 		onTimer = &g
 	}
-	return process.New(v.ID, call, onTimer, keyed, b.j.Plan.Job.UDF.BatchSize, policy, next), nil
+	op := process.New(v.ID, call, onTimer, keyed, b.j.Plan.Job.UDF.BatchSize, policy, next)
+	op.SetSideOutputs(sides)
+	return op, nil
 }
 
 // processCall prepares calls of a grouped function f for subtask i of v.

@@ -74,7 +74,7 @@ func (b *builder) pool(vertexID string, i int, f *plan.Func) *host.Guest {
 }
 
 // windowStage builds the window operator of v for subtask i in front of
-// next, with its late output.
+// next, with its late records and side outputs.
 func (b *builder) windowStage(ctx context.Context, t *Task, v *plan.Vertex, i int, c *Counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
 	cfg := window.Config{Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Budget: b.j.Env.Budgets.WindowContents, Policy: policy, Next: next, LateCount: &c.Late}
 	if v.Window.States {
@@ -84,14 +84,14 @@ func (b *builder) windowStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 		}
 		cfg.State, cfg.States = keyed, len(b.module(v.Fn).Description.States)
 	}
-	late, err := b.lateOutputs(ctx, t, v, i)
+	late, sides, err := b.sideOutputs(ctx, t, v, i)
 	if err != nil {
 		if cfg.State != nil {
 			err = errors.Join(err, cfg.State.Close())
 		}
 		return nil, err
 	}
-	cfg.Late = late
+	cfg.Late, cfg.Sides = late, sides
 	if v.Window.Builtin == "" {
 		cfg.Fn = b.groupCall(v.ID, i, v.Fn)
 	}
@@ -106,35 +106,6 @@ func (b *builder) groupCall(vertexID string, i int, f *plan.Func) *operator.Grou
 		return nil
 	}
 	return &operator.GroupCall{Module: f.Module, Function: f.Function, Fn: f.Index, Guest: b.pool(vertexID, i, f)}
-}
-
-// lateOutputs builds the stages that receive v's late records: its late
-// edges, chained or through the exchange. Nil when v has none.
-func (b *builder) lateOutputs(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
-	var outs operator.Fanout
-	for _, e := range v.Out {
-		if !e.Late {
-			continue
-		}
-		if e.Chained() {
-			s, err := b.vertexStage(ctx, t, e.To, i)
-			if err != nil {
-				return nil, errors.Join(err, outs.Close(ctx))
-			}
-			outs = append(outs, s)
-			continue
-		}
-		w := b.edges[e].Writer(i)
-		t.writers = append(t.writers, w)
-		outs = append(outs, &exchangeOut{writer: w, part: b.partitioner(e, i), channels: e.To.Parallelism})
-	}
-	switch len(outs) {
-	case 0:
-		return nil, nil
-	case 1:
-		return outs[0], nil
-	}
-	return outs, nil
 }
 
 // sourceSplits tells a source's watermark generator how many splits its

@@ -55,3 +55,8 @@ func (a *Answer) Next(e *abi.Entry) (first bool, v Verdict, err error) {
 	}
 	return first, Emit, nil
 }
+
+// FailInput marks the input of the entry read last as failed, for an entry
+// the caller refuses (a side output the operator does not declare): its
+// later entries are skipped as after an error entry.
+func (a *Answer) FailInput() { a.failed = true }

@@ -106,6 +106,8 @@ func TagName(t abi.Tag) string {
 		return "accumulator"
 	case abi.TagWatermark:
 		return "watermark"
+	case abi.TagOutput:
+		return "side output"
 	}
 	return fmt.Sprintf("tag %d", t)
 }

@@ -138,6 +138,8 @@ func (w *GroupRunner) chunk(ctx context.Context, lo, hi int, h GroupHandlers) er
 	w.arena, w.accs, w.failures = w.arena[:0], w.accs[:0], w.failures[:0]
 	mark := w.Out.Batch.Len()
 	groupMark := mark
+	sides := w.Out.Sides
+	sides.MarkCall()
 	w.reader.Reset("group")
 	err := w.Call.Run(ctx, false, func(e *abi.Entry) error {
 		first, verdict, err := w.reader.Next(e)
@@ -147,17 +149,27 @@ func (w *GroupRunner) chunk(ctx context.Context, lo, hi int, h GroupHandlers) er
 		i := lo + int(e.Index)
 		if first {
 			groupMark = w.Out.Batch.Len()
+			sides.MarkInput()
 		} else if h.Acc != nil {
 			return w.Call.BadOutput(fmt.Errorf("more than one answer for group %d", e.Index))
+		}
+		fail := func(msg any) {
+			w.Out.Batch.Truncate(groupMark)
+			sides.DropInput()
+			if n := len(w.accs); n > 0 && w.accs[n-1].group == i {
+				w.accs = w.accs[:n-1]
+			}
+			w.failures = append(w.failures, failure{group: i, err: fmt.Errorf("udf[%s] function[%s]: %s", w.Call.Module, w.Call.Function, msg)})
 		}
 		switch {
 		case verdict == Skip:
 		case verdict == Fail:
-			w.Out.Batch.Truncate(groupMark)
-			if n := len(w.accs); n > 0 && w.accs[n-1].group == i {
-				w.accs = w.accs[:n-1]
-			}
-			w.failures = append(w.failures, failure{group: i, err: fmt.Errorf("udf[%s] function[%s]: %s", w.Call.Module, w.Call.Function, e.Message)})
+			fail(e.Message)
+		case e.Tag == abi.TagOutput && h.Record != nil && w.Kind != abi.KindAggregate && sides.Find(e.Output) < 0:
+			w.reader.FailInput()
+			fail(sides.Undeclared(e.Output))
+		case e.Tag == abi.TagOutput && h.Record != nil && w.Kind != abi.KindAggregate:
+			return h.Record(i, e)
 		case e.Tag == abi.TagAccumulator && h.Acc != nil:
 			w.accs = append(w.accs, accAnswer{group: i, off: len(w.arena), n: len(e.Value)})
 			w.arena = append(w.arena, e.Value...)
@@ -173,6 +185,7 @@ func (w *GroupRunner) chunk(ctx context.Context, lo, hi int, h GroupHandlers) er
 	}
 	if err != nil {
 		w.Out.Batch.Truncate(mark)
+		sides.DropCall()
 		return err
 	}
 	for _, a := range w.accs {

@@ -18,6 +18,8 @@ type Out struct {
 	// result answers, as a record with the window's key and its end - 1 as
 	// timestamp. Jobs leave it nil.
 	Tracer Tracer
+	// Sides are the operator's side outputs; nil without.
+	Sides *SideOutputs
 	// scratch formats built-in results.
 	scratch []byte
 	// traced are the windows of Batch's results when tracing, their keys
@@ -59,14 +61,21 @@ func (o *Out) trace(key []byte, end int64) {
 
 // FlushIfFull passes the results on once there is a batch of them.
 func (o *Out) FlushIfFull(ctx context.Context) error {
-	if o.Batch.Len() >= o.Max {
+	if o.Batch.Len() >= o.Max || o.Sides.Full() {
 		return o.Flush(ctx)
 	}
 	return nil
 }
 
-// Flush passes the collected results on.
+// Flush passes the collected results on, and then the side outputs'.
 func (o *Out) Flush(ctx context.Context) error {
+	if err := o.flushMain(ctx); err != nil {
+		return err
+	}
+	return o.Sides.Flush(ctx)
+}
+
+func (o *Out) flushMain(ctx context.Context) error {
 	if o.Batch.Len() == 0 {
 		return nil
 	}
@@ -86,7 +95,8 @@ func (o *Out) Flush(ctx context.Context) error {
 	return err
 }
 
-// EmitEntry emits a TagRecord entry of a grouped call: fields it does not
+// EmitEntry emits a TagRecord entry of a grouped call, or a TagOutput entry
+// on its side output (which the caller found declared): fields it does not
 // set are inherited, the key from the group and the timestamp window_end - 1.
 func (o *Out) EmitEntry(e *abi.Entry, key []byte, end int64) {
 	groupKey := key
@@ -100,6 +110,10 @@ func (o *Out) EmitEntry(e *abi.Entry, key []byte, end int64) {
 	var hs []abi.Header
 	if e.Flags&abi.HasHeaders != 0 {
 		hs = e.Headers
+	}
+	if e.Tag == abi.TagOutput {
+		o.Sides.Emit(o.Sides.Find(e.Output), key, e.Value, ts, hs)
+		return
 	}
 	o.trace(groupKey, end)
 	o.Batch.AppendParts(key, e.Value, ts, hs)

@@ -86,9 +86,10 @@ type Edge struct {
 	// neither, records keep the keys they have (a kv sink's input).
 	KeyField string
 	KeyFn    *Func
-	// Late carries a window operator's late records to its late_output
-	// sink instead of its results.
-	Late bool
+	// Side names the side output of From the edge carries instead of its
+	// results: one its function writes (side_outputs), or spec.LateOutput,
+	// a window operator's or join's late records. Empty for the results.
+	Side string
 }
 
 // Chained reports whether the edge is a direct call inside one task.
@@ -200,8 +201,10 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 		s := &j.Sinks[i]
 		add(&Vertex{ID: s.ID, Kind: "sink", Parallelism: s.Parallelism, Sink: s})
 	}
-	connect := func(from, to *Vertex, keyBy *spec.KeyBy, partition, path string) *Edge {
-		e := &Edge{From: from, To: to, Ship: ShipForward}
+	connect := func(input string, to *Vertex, keyBy *spec.KeyBy, partition, path string) *Edge {
+		id, side := j.Stream(input)
+		from := p.byID[id]
+		e := &Edge{From: from, To: to, Ship: ShipForward, Side: side}
 		switch {
 		case keyBy != nil:
 			e.Ship = ShipHash
@@ -222,28 +225,28 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 		o := &j.Operators[i]
 		if jo := o.Join; jo != nil {
 			path := fmt.Sprintf("operators[%d].join", i)
-			connect(p.byID[jo.Left.Input], p.byID[o.ID], &jo.Left.KeyBy, "", path+".left")
-			connect(p.byID[jo.Right.Input], p.byID[o.ID], &jo.Right.KeyBy, "", path+".right")
+			connect(jo.Left.Input, p.byID[o.ID], &jo.Left.KeyBy, "", path+".left")
+			connect(jo.Right.Input, p.byID[o.ID], &jo.Right.KeyBy, "", path+".right")
 			continue
 		}
 		if bp := o.BroadcastProcess; bp != nil {
 			// The keyed input first: In[0] keyed, In[1] broadcast.
-			connect(p.byID[o.Input], p.byID[o.ID], o.KeyBy, "", fmt.Sprintf("operators[%d]", i))
-			connect(p.byID[bp.Broadcast], p.byID[o.ID], nil, "broadcast", fmt.Sprintf("operators[%d].broadcast_process", i))
+			connect(o.Input, p.byID[o.ID], o.KeyBy, "", fmt.Sprintf("operators[%d]", i))
+			connect(bp.Broadcast, p.byID[o.ID], nil, "broadcast", fmt.Sprintf("operators[%d].broadcast_process", i))
 			continue
 		}
-		connect(p.byID[o.Input], p.byID[o.ID], o.KeyBy, o.Partition, fmt.Sprintf("operators[%d]", i))
+		connect(o.Input, p.byID[o.ID], o.KeyBy, o.Partition, fmt.Sprintf("operators[%d]", i))
 	}
 	for i := range j.Sinks {
 		s := &j.Sinks[i]
 		keyBy := sinkKeys(s)
 		if s.Input != "" {
-			connect(p.byID[s.Input], p.byID[s.ID], keyBy, s.Partition, fmt.Sprintf("sinks[%d]", i))
+			connect(s.Input, p.byID[s.ID], keyBy, s.Partition, fmt.Sprintf("sinks[%d]", i))
 			continue
 		}
 		for k := range j.Operators {
 			if o := &j.Operators[k]; o.LateOutput == s.ID {
-				connect(p.byID[o.ID], p.byID[s.ID], keyBy, s.Partition, fmt.Sprintf("sinks[%d]", i)).Late = true
+				connect(o.ID+"."+spec.LateOutput, p.byID[s.ID], keyBy, s.Partition, fmt.Sprintf("sinks[%d]", i))
 			}
 		}
 	}

@@ -83,8 +83,8 @@ func shape(p *Plan) []string {
 			if e.Chained() {
 				s += " chained"
 			}
-			if e.Late {
-				s += " late"
+			if e.Side != "" {
+				s += " side=" + e.Side
 			}
 			if e.KeyFn != nil {
 				s += " key_fn=" + e.KeyFn.Function
@@ -104,7 +104,7 @@ func TestBuildShape(t *testing.T) {
 		"parse->first hash key_fn=user",
 		"parse->joined hash",
 		"counts->out rebalance",
-		"counts->late forward chained late",
+		"counts->late forward chained side=late",
 		"first->firsts forward chained",
 		"joined->pairs forward chained",
 	}

@@ -35,7 +35,10 @@ type wireEdge struct {
 	Ship     Shipping `json:"ship"`
 	KeyField string   `json:"key_field,omitempty"`
 	KeyFn    *Func    `json:"key_fn,omitempty"`
-	Late     bool     `json:"late,omitempty"`
+	Side     string   `json:"side,omitempty"`
+	// Late is how plans encoded before side outputs marked an edge of late
+	// records (Side spec.LateOutput); read, never written.
+	Late bool `json:"late,omitempty"`
 }
 
 // MarshalJSON encodes the plan with its job spec.
@@ -47,7 +50,7 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 			Fn: v.Fn, OnTimer: v.OnTimer, Broadcast: v.Broadcast, WatermarkFn: v.WatermarkFn, Window: v.Window, Join: v.Join,
 		})
 		for _, e := range v.Out {
-			w.Edges = append(w.Edges, wireEdge{From: e.From.ID, To: e.To.ID, Ship: e.Ship, KeyField: e.KeyField, KeyFn: e.KeyFn, Late: e.Late})
+			w.Edges = append(w.Edges, wireEdge{From: e.From.ID, To: e.To.ID, Ship: e.Ship, KeyField: e.KeyField, KeyFn: e.KeyFn, Side: e.Side})
 		}
 	}
 	return json.Marshal(w)
@@ -94,7 +97,10 @@ func (p *Plan) UnmarshalJSON(data []byte) error {
 		if from == nil || to == nil {
 			return fmt.Errorf("plan: edge %s -> %s names a missing vertex", we.From, we.To)
 		}
-		e := &Edge{From: from, To: to, Ship: we.Ship, KeyField: we.KeyField, KeyFn: we.KeyFn, Late: we.Late}
+		e := &Edge{From: from, To: to, Ship: we.Ship, KeyField: we.KeyField, KeyFn: we.KeyFn, Side: we.Side}
+		if we.Late {
+			e.Side = spec.LateOutput
+		}
 		from.Out = append(from.Out, e)
 		to.In = append(to.In, e)
 	}

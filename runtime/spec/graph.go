@@ -53,12 +53,18 @@ func (j *Job) Node(id string) (kind string, ok bool) {
 
 // Inputs returns the ids of the vertices whose records reach vertex id, in
 // order: none for a source; an operator's input, a join's left then
-// right input, or a broadcast_process operator's input then broadcast input; a sink's input or, for a sink without input, the operators
-// whose late_output names it (their late records).
+// right input, or a broadcast_process operator's input then broadcast
+// input; a sink's input or, for a sink without input, the operators whose
+// late_output names it (their late records). An input that reads a side
+// output ("id.name") is the id of its operator.
 func (j *Job) Inputs(id string) []string {
 	for i := range j.Operators {
 		if j.Operators[i].ID == id {
-			return j.Operators[i].inputs()
+			ins := j.Operators[i].inputs()
+			for k := range ins {
+				ins[k], _ = j.Stream(ins[k])
+			}
+			return ins
 		}
 	}
 	for _, s := range j.Sinks {
@@ -66,7 +72,8 @@ func (j *Job) Inputs(id string) []string {
 			continue
 		}
 		if s.Input != "" {
-			return []string{s.Input}
+			from, _ := j.Stream(s.Input)
+			return []string{from}
 		}
 		var late []string
 		for _, o := range j.Operators {
@@ -106,7 +113,7 @@ func (v *validator) cycles() {
 		state[id] = onPath
 		path = append(path, id)
 		for _, in := range v.job.Operators[v.vertices[id].index].inputs() {
-			if !v.isOperator(in) {
+			if in, _ = v.job.Stream(in); !v.isOperator(in) {
 				continue
 			}
 			switch state[in] {

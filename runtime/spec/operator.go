@@ -25,6 +25,12 @@ type Operator struct {
 	AsyncLookup     *AsyncLookup `json:"async_lookup,omitempty"`
 	AllowedLateness Duration     `json:"allowed_lateness,omitzero"`
 	LateOutput      string       `json:"late_output,omitempty"` // a sink without input
+	// SideOutputs names the side outputs the operator's function may write
+	// (process, process_window, or a join's function or co_group), as
+	// Flink's OutputTags; an input "id.name" reads one. A window operator
+	// or a join also has the side output "late" (its late records),
+	// without declaring it.
+	SideOutputs []string `json:"side_outputs,omitempty"`
 	// OnTimer names the on_timer function, in the module of process, that
 	// handles the timers the process function registers.
 	OnTimer string `json:"on_timer,omitempty"`

@@ -18,6 +18,7 @@ type validator struct {
 	job      *Job
 	seen     map[string]int    // from the decoder: the lines of given fields
 	vertices map[string]vertex // by id, the first declaration
+	read     map[string]bool   // the side outputs ("id.name") inputs read
 	problems []FieldError
 }
 
@@ -42,6 +43,7 @@ func validate(j *Job, seen map[string]int) []FieldError {
 		v.operator(fmt.Sprintf("operators[%d]", i), &j.Operators[i])
 	}
 	v.sinks()
+	v.unread()
 	v.cycles()
 	return v.problems
 }

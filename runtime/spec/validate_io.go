@@ -68,10 +68,13 @@ func (v *validator) input(path, id string) {
 		return
 	}
 	switch x, ok := v.vertices[id]; {
+	case !ok && v.sideInput(path, id):
 	case !ok:
 		v.fail(path, "no source or operator has id %q%s", id, didYouMean(id, v.ids(KindSource, KindOperator)))
 	case x.kind == KindSink:
 		v.fail(path, "%q is a sink; an input is a source or an operator", id)
+	default:
+		v.ambiguous(path, id)
 	}
 }
 

@@ -52,6 +52,7 @@ func (v *validator) operator(p string, op *Operator) {
 	}
 	v.keyedState(p, op)
 	v.windowed(p, op)
+	v.sideOutputs(p, op)
 }
 
 // windowed checks the window of aggregate, reduce and process_window, and
@@ -193,8 +194,10 @@ func (v *validator) partition(path, partition, input string, parallelism int) {
 	}
 }
 
-// parallelismOf is the parallelism of a source or operator, 0 if unknown.
+// parallelismOf is the parallelism of a source or operator (or of the
+// operator whose side output id reads), 0 if unknown.
 func (v *validator) parallelismOf(id string) int {
+	id, _ = v.job.Stream(id)
 	for _, s := range v.job.Sources {
 		if s.ID == id {
 			return s.Parallelism

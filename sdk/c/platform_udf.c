@@ -28,6 +28,7 @@ IMPORT("timer_delete") void platform_timer_delete(uint32_t domain, int64_t times
 
 enum {
 	TAG_RECORD = 1,
+	TAG_OUTPUT = 8,
 	TAG_ERROR = 2,
 	TAG_KEEP = 3,
 	TAG_KEY = 4,
@@ -231,12 +232,17 @@ static bool same_headers(size_t n, const udf_header *a, const udf_header *b) {
 	return true;
 }
 
-/* Appends a record entry for the current input. It carries the fields the
- * output sets to something other than the input's; the host inherits the
- * others. */
-static void put_output(const udf_output *o) {
+/* Appends a record entry for the current input, or with a tag a side output
+ * entry on that side output. It carries the fields the output sets to
+ * something other than the input's; the host inherits the others. */
+static void put_tagged(const char *tag, const udf_output *o) {
 	const udf_record *in = m.input_record;
-	put_entry(TAG_RECORD, m.index);
+	if (tag) {
+		put_entry(TAG_OUTPUT, m.index);
+		put_bytes(&m.out, udf_str(tag));
+	} else {
+		put_entry(TAG_RECORD, m.index);
+	}
 	unsigned set = o->set & (UDF_SET_KEY | UDF_SET_TIMESTAMP | UDF_SET_HEADERS);
 	if ((set & UDF_SET_KEY) && udf_bytes_equal(o->key, in->key)) set &= ~UDF_SET_KEY;
 	if ((set & UDF_SET_TIMESTAMP) && o->timestamp == in->timestamp) set &= ~UDF_SET_TIMESTAMP;
@@ -249,6 +255,8 @@ static void put_output(const udf_output *o) {
 	if (set & UDF_SET_TIMESTAMP) put_i64(&m.out, o->timestamp);
 	if (set & UDF_SET_HEADERS) put_headers(&m.out, o->header_count, o->headers);
 }
+
+static void put_output(const udf_output *o) { put_tagged(NULL, o); }
 
 static const uint8_t *take(reader *r, size_t n) {
 	if (r->msg) return NULL;
@@ -443,16 +451,27 @@ void udf_process_broadcast(const char *name, udf_process_broadcast_fn fn) {
 	add(name, KIND_PROCESS_BROADCAST, (function){.fn.process_broadcast = fn});
 }
 
-void udf_emit(const udf_output *out) {
-	if (!m.flat_mapping && !m.ctx.active) __builtin_trap();
+/* emit_tagged emits out on the main output (tag NULL) or a side output,
+ * stamping it with an interval join's pair's timestamp. */
+static void emit_tagged(const char *tag, const udf_output *out) {
 	if (m.pair_timestamp && !(out->set & UDF_SET_TIMESTAMP)) {
 		udf_output stamped = *out;
 		stamped.set |= UDF_SET_TIMESTAMP;
 		stamped.timestamp = m.pair_timestamp;
-		put_output(&stamped);
+		put_tagged(tag, &stamped);
 		return;
 	}
-	put_output(out);
+	put_tagged(tag, out);
+}
+
+void udf_emit(const udf_output *out) {
+	if (!m.flat_mapping && !m.ctx.active) __builtin_trap();
+	emit_tagged(NULL, out);
+}
+
+void udf_side_output(const char *tag, const udf_output *out) {
+	if (!m.ctx.active) __builtin_trap();
+	emit_tagged(tag, out);
 }
 
 /* check traps unless ctx is the context of the keyed call in progress. */
@@ -460,7 +479,7 @@ static void check(const udf_context *ctx) {
 	if (ctx != &m.ctx || !m.ctx.active) __builtin_trap();
 }
 
-void udf_emit_record(udf_context *ctx, const udf_record *record) {
+static void emit_record(udf_context *ctx, const char *tag, const udf_record *record) {
 	check(ctx);
 	udf_output out = {
 		.set = UDF_SET_KEY | UDF_SET_TIMESTAMP | UDF_SET_HEADERS,
@@ -470,10 +489,10 @@ void udf_emit_record(udf_context *ctx, const udf_record *record) {
 		.header_count = record->header_count,
 		.headers = record->headers,
 	};
-	put_output(&out);
+	put_tagged(tag, &out);
 }
 
-void udf_emit_value(udf_context *ctx, udf_bytes value) {
+static void emit_value(udf_context *ctx, const char *tag, udf_bytes value) {
 	check(ctx);
 	udf_output out = {
 		.set = UDF_SET_KEY | UDF_SET_TIMESTAMP | UDF_SET_HEADERS,
@@ -481,8 +500,13 @@ void udf_emit_value(udf_context *ctx, udf_bytes value) {
 		.value = value,
 		.timestamp = m.base.timestamp,
 	};
-	put_output(&out);
+	put_tagged(tag, &out);
 }
+
+void udf_emit_record(udf_context *ctx, const udf_record *record) { emit_record(ctx, NULL, record); }
+void udf_emit_value(udf_context *ctx, udf_bytes value) { emit_value(ctx, NULL, value); }
+void udf_side_output_record(udf_context *ctx, const char *tag, const udf_record *record) { emit_record(ctx, tag, record); }
+void udf_side_output_value(udf_context *ctx, const char *tag, udf_bytes value) { emit_value(ctx, tag, value); }
 
 udf_bytes udf_context_key(const udf_context *ctx) { return ctx->key; }
 int64_t udf_context_watermark(const udf_context *ctx) { return ctx->watermark; }

@@ -245,6 +245,18 @@ void udf_emit(const udf_output *out);
 void udf_emit_record(udf_context *ctx, const udf_record *record);
 void udf_emit_value(udf_context *ctx, udf_bytes value);
 
+/* Side outputs (Flink's ctx.output(tag, value)): emit on the side output
+ * named tag (NUL-terminated, copied), which the job routes by the
+ * operator's side_outputs. They inherit as udf_emit, udf_emit_record and
+ * udf_emit_value do, so a side record carries the event time of the record
+ * (or timer, or window) that caused it. udf_side_output serves window
+ * process, join and co_group functions (and keyed ones); the other two
+ * keyed functions. A tag the operator does not declare fails the input
+ * under the job's on_udf_error. */
+void udf_side_output(const char *tag, const udf_output *out);
+void udf_side_output_record(udf_context *ctx, const char *tag, const udf_record *record);
+void udf_side_output_value(udf_context *ctx, const char *tag, udf_bytes value);
+
 /* The current key, the operator's watermark (UDF_NO_WATERMARK before the
  * first) and the platform's clock at the call (ms since the epoch). */
 udf_bytes udf_context_key(const udf_context *ctx);

@@ -20,6 +20,9 @@ type Output struct {
 	// Err is the message of an error entry, reported when the function
 	// returned an error or panicked for the input.
 	Err string
+	// Side is the side output the record was emitted on (ctx.Output,
+	// SideOutput); empty for the main output.
+	Side string
 }
 
 // Invoke runs the registered function name over the records in as one
@@ -63,6 +66,7 @@ func resolveEntry(e *abi.Entry, in *Record) Output {
 	}
 	applied := e.Apply(in)
 	o.Record = clone(&applied)
+	o.Side = string(e.Output)
 	return o
 }
 

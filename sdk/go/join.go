@@ -20,19 +20,17 @@ import (
 // is discarded and the group fails.
 func Join(name string, f func(key []byte, w Window, left, right Record, emit func(Record)) error) {
 	mustFunc(name, f == nil)
-	p := &pairEmitter{}
-	emit := p.emit
 	functions.add(function{name: name, kind: abi.KindJoin, run: func(c *caller, frame []byte) []byte {
-		p.c = c
-		return c.window.twoSided(c, frame, func(left, right []Record) error {
-			interval := c.window.group.Flags&abi.GroupWindow == 0
+		w := &c.window
+		defer func() { w.stamp = 0 }()
+		return w.twoSided(c, frame, func(left, right []Record) error {
+			interval := w.group.Flags&abi.GroupWindow == 0
 			for _, l := range left {
 				for _, r := range right {
-					p.ts = 0
 					if interval {
-						p.ts = max(l.Timestamp, r.Timestamp)
+						w.stamp = max(l.Timestamp, r.Timestamp)
 					}
-					if err := f(c.window.key, c.window.window, l, r, emit); err != nil {
+					if err := f(w.key, w.window, l, r, w.emitted); err != nil {
 						return err
 					}
 				}
@@ -40,20 +38,6 @@ func Join(name string, f func(key []byte, w Window, left, right Record, emit fun
 			return nil
 		})
 	}})
-}
-
-// pairEmitter emits a join function's records, stamping those without a
-// timestamp with ts when it is set (the pair's of an interval join).
-type pairEmitter struct {
-	c  *caller
-	ts int64
-}
-
-func (p *pairEmitter) emit(r Record) {
-	if r.Timestamp == 0 && p.ts != 0 {
-		r.Timestamp = p.ts
-	}
-	p.c.window.emitted(r)
 }
 
 // CoGroup registers a coGroup function (kind co_group), as Flink's

@@ -216,6 +216,9 @@ type windowCall struct {
 	index    uint32
 	window   Window
 	key      []byte
+	// stamp is the timestamp of an interval join's pair, given to its
+	// records without one; 0 otherwise.
+	stamp int64
 	// g is the group being run; mark and marked are the output's length
 	// and entry count before it, to roll it back when it fails.
 	g      uint32
@@ -231,6 +234,7 @@ func (w *windowCall) begin(c *caller, frame []byte) error {
 	if w.emitted == nil {
 		w.emitted = func(r Record) { w.emit(c, r) }
 	}
+	sideTo = c
 	c.out = abi.AppendInputHeader(c.out[:0], 0)
 	c.count = 0
 	return nil
@@ -388,6 +392,18 @@ func (w *windowCall) emit(c *caller, r Record) {
 	if !w.emitting {
 		panic("udf: emit called after its function returned")
 	}
+	flags := w.flagsOf(&r)
+	c.out = abi.AppendEntryRecord(c.out, w.index, flags, &r)
+	c.count++
+}
+
+// flagsOf says which of r's fields an entry of the current group carries:
+// an empty key and a zero timestamp are left to the host to fill in with
+// the group's (for an interval join's pair, stamp is its timestamp).
+func (w *windowCall) flagsOf(r *Record) abi.RecordFlags {
+	if r.Timestamp == 0 && w.stamp != 0 {
+		r.Timestamp = w.stamp
+	}
 	var flags abi.RecordFlags
 	if len(r.Key) > 0 && !bytes.Equal(r.Key, w.key) {
 		flags |= abi.HasKey
@@ -398,8 +414,7 @@ func (w *windowCall) emit(c *caller, r Record) {
 	if len(r.Headers) > 0 {
 		flags |= abi.HasHeaders
 	}
-	c.out = abi.AppendEntryRecord(c.out, w.index, flags, &r)
-	c.count++
+	return flags
 }
 
 // perRecord calls one for records 0..n-1 of w.recs; an error or a panic

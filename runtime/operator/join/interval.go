@@ -69,13 +69,16 @@ type Config struct {
 	Next      operator.Stage
 	Late      operator.Stage
 	LateCount *atomic.Int64
+	// Sides are the named side outputs the join function writes; nil
+	// without.
+	Sides *operator.SideOutputs
 	// Fn is the join (or co_group) function; nil emits built-in pairs.
 	Fn *operator.GroupCall
 }
 
 // New makes an interval join subtask.
 func New(cfg Config) *Interval {
-	out := &operator.Out{Max: cfg.BatchSize, Next: cfg.Next}
+	out := &operator.Out{Max: cfg.BatchSize, Next: cfg.Next, Sides: cfg.Sides}
 	j := newIntervalJoin(cfg.Vertex, cfg.Plan, cfg.Inputs, cfg.Limit, cfg.LateCount, out, cfg.Late)
 	if cfg.Fn != nil {
 		kind := abi.KindJoin
@@ -257,6 +260,9 @@ func (j *Interval) Advance(ctx context.Context, wm int64) error {
 			return err
 		}
 	}
+	if err := j.out.Sides.Advance(ctx, wm); err != nil {
+		return err
+	}
 	return j.out.Next.Advance(ctx, wm)
 }
 
@@ -265,6 +271,9 @@ func (j *Interval) Tick(ctx context.Context, now int64) error {
 		if err := j.Late.Tick(ctx, now); err != nil {
 			return err
 		}
+	}
+	if err := j.out.Sides.Tick(ctx, now); err != nil {
+		return err
 	}
 	return j.out.Next.Tick(ctx, now)
 }
@@ -278,11 +287,14 @@ func (j *Interval) Finish(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := j.out.Sides.Finish(ctx); err != nil {
+		return err
+	}
 	return j.out.Next.Finish(ctx)
 }
 
 func (j *Interval) Close(ctx context.Context) error {
-	errs := []error{j.out.Next.Close(ctx)}
+	errs := []error{j.out.Next.Close(ctx), j.out.Sides.Close(ctx)}
 	if j.fn != nil {
 		errs = append(errs, j.fn.call.Call.Guest.Close(ctx))
 	}

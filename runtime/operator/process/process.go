@@ -35,7 +35,9 @@ type Operator struct {
 	batchSize int
 	policy    *operator.ErrorPolicy
 	next      operator.Stage
-	wm        int64
+	// sides are the operator's side outputs; nil without.
+	sides *operator.SideOutputs
+	wm    int64
 
 	// sorter orders a batch by key, keeping arrival order within a key;
 	// sorted is the batch in that order, as the frame carries it.
@@ -69,6 +71,9 @@ type failedInput struct {
 
 // errBatchFull stops collecting timers once a call's worth is due.
 var errBatchFull = errors.New("timer batch full")
+
+// SetSideOutputs gives the operator its side outputs (before it runs).
+func (op *Operator) SetSideOutputs(s *operator.SideOutputs) { op.sides = s }
 
 func New(vertex string, call operator.GroupCall, onTimer *operator.GroupCall, keyed *state.Keyed, batchSize int, policy *operator.ErrorPolicy, next operator.Stage) *Operator {
 	op := &Operator{vertex: vertex, call: call, onTimer: onTimer, keyed: keyed, timers: watermark.NewTimerService(),
@@ -137,20 +142,30 @@ func (op *Operator) chunk(ctx context.Context, recs []abi.Record) error {
 		start = end
 	}
 	op.out, op.headers, op.failed, op.inputs = op.out[:0], op.headers[:0], op.failed[:0], op.inputs[:0]
+	op.sides.MarkCall()
 	op.answer.Reset("record")
 	err := op.call.Run(ctx, true, func(e *abi.Entry) error {
 		return op.answered(e, &op.call, "process", op.sorted)
 	})
 	if err != nil {
+		op.sides.DropCall()
 		return op.failure(err)
 	}
+	if err := op.pass(ctx); err != nil {
+		return err
+	}
+	return op.reportFailed(ctx, op.sorted, "process", &op.call)
+}
+
+// pass passes a call's results on, then its side records.
+func (op *Operator) pass(ctx context.Context) error {
 	if op.tracer != nil {
 		op.tracer.Answers(op.inputs)
 	}
 	if err := op.next.Process(ctx, op.out); err != nil {
 		return err
 	}
-	return op.reportFailed(ctx, op.sorted, "process", &op.call)
+	return op.sides.Flush(ctx)
 }
 
 // answered takes one entry of a process or on_timer call's answer: a record
@@ -163,18 +178,31 @@ func (op *Operator) answered(e *abi.Entry, g *operator.GroupCall, kind string, i
 	}
 	if first {
 		op.inputStart = len(op.out)
+		op.sides.MarkInput()
 	}
-	if e.Tag != abi.TagError && e.Tag != abi.TagRecord {
+	if e.Tag != abi.TagError && e.Tag != abi.TagRecord && e.Tag != abi.TagOutput {
 		return g.BadOutput(fmt.Errorf("%s function wrote a %s entry", kind, operator.TagName(e.Tag)))
 	}
-	switch verdict {
-	case operator.Fail:
+	side := -1
+	if verdict == operator.Emit && e.Tag == abi.TagOutput {
+		if side = op.sides.Find(e.Output); side < 0 {
+			op.answer.FailInput()
+			verdict = operator.Fail
+			e.Message = []byte(op.sides.Undeclared(e.Output).Error())
+		}
+	}
+	switch {
+	case verdict == operator.Fail:
 		op.out = op.out[:op.inputStart]
+		op.sides.DropInput()
 		if op.tracer != nil {
 			op.inputs = op.inputs[:op.inputStart]
 		}
 		op.failed = append(op.failed, failedInput{e.Index, string(e.Message)})
-	case operator.Emit:
+	case verdict == operator.Emit && side >= 0:
+		r := e.Apply(&inputs[e.Index])
+		op.sides.Emit(side, r.Key, r.Value, r.Timestamp, r.Headers)
+	case verdict == operator.Emit:
 		op.out = append(op.out, op.emitted(&inputs[e.Index], e))
 		if op.tracer != nil {
 			op.inputs = append(op.inputs, op.input(kind, inputs, e.Index))
@@ -233,11 +261,17 @@ func (op *Operator) Advance(ctx context.Context, wm int64) error {
 	if err := op.fire(ctx, abi.EventTime, wm); err != nil {
 		return err
 	}
+	if err := op.sides.Advance(ctx, wm); err != nil {
+		return err
+	}
 	return op.next.Advance(ctx, wm)
 }
 
 func (op *Operator) Tick(ctx context.Context, now int64) error {
 	if err := op.fire(ctx, abi.ProcessingTime, now); err != nil {
+		return err
+	}
+	if err := op.sides.Tick(ctx, now); err != nil {
 		return err
 	}
 	return op.next.Tick(ctx, now)
@@ -275,17 +309,16 @@ func (op *Operator) callTimers(ctx context.Context, domain abi.TimeDomain) error
 		op.sorted = append(op.sorted, abi.Record{Key: t.Key, Timestamp: t.Timestamp})
 	}
 	op.out, op.headers, op.failed, op.inputs = op.out[:0], op.headers[:0], op.failed[:0], op.inputs[:0]
+	op.sides.MarkCall()
 	op.answer.Reset("timer")
 	err := g.Run(ctx, false, func(e *abi.Entry) error {
 		return op.answered(e, g, "on_timer", op.sorted)
 	})
 	if err != nil {
+		op.sides.DropCall()
 		return op.failure(err)
 	}
-	if op.tracer != nil {
-		op.tracer.Answers(op.inputs)
-	}
-	if err := op.next.Process(ctx, op.out); err != nil {
+	if err := op.pass(ctx); err != nil {
 		return err
 	}
 	return op.reportFailed(ctx, op.sorted, "on_timer", g)
@@ -296,13 +329,18 @@ func (op *Operator) callTimers(ctx context.Context, domain abi.TimeDomain) error
 // advances or ticks. platform udf test prints them after a run.
 func (op *Operator) Timers(d abi.TimeDomain) []watermark.Timer { return op.timers.Timers(d) }
 
-func (op *Operator) Finish(ctx context.Context) error { return op.next.Finish(ctx) }
+func (op *Operator) Finish(ctx context.Context) error {
+	if err := op.sides.Finish(ctx); err != nil {
+		return err
+	}
+	return op.next.Finish(ctx)
+}
 
 func (op *Operator) Close(ctx context.Context) error {
 	errs := []error{op.call.Guest.Close(ctx)}
 	if op.onTimer != nil {
 		errs = append(errs, op.onTimer.Guest.Close(ctx))
 	}
-	errs = append(errs, op.keyed.Close(), op.next.Close(ctx))
+	errs = append(errs, op.keyed.Close(), op.next.Close(ctx), op.sides.Close(ctx))
 	return errors.Join(errs...)
 }

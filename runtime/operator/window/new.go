@@ -26,6 +26,9 @@ type Config struct {
 	Next      operator.Stage
 	Late      operator.Stage
 	LateCount *atomic.Int64
+	// Sides are the named side outputs a window_process, join or co_group
+	// function writes; nil without.
+	Sides *operator.SideOutputs
 	// Fn is the window function, nil for a built-in aggregate (or a join
 	// that emits pairs); GapFn gives dynamic session gaps.
 	Fn, GapFn *operator.GroupCall
@@ -55,7 +58,7 @@ type JoinConfig struct {
 // New makes a window operator subtask.
 func New(cfg Config) *Operator {
 	wp := cfg.Plan
-	out := &operator.Out{Max: cfg.BatchSize, Next: cfg.Next}
+	out := &operator.Out{Max: cfg.BatchSize, Next: cfg.Next, Sides: cfg.Sides}
 	out.Tracer, _ = cfg.Next.(operator.Tracer)
 	w := newWindowOp(cfg.Vertex, wp, cfg.LateCount, cfg.Policy, out, cfg.Late)
 	if cfg.Budget > 0 {

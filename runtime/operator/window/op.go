@@ -545,6 +545,9 @@ func (w *Operator) Advance(ctx context.Context, wm int64) error {
 			return err
 		}
 	}
+	if err := w.out.Sides.Advance(ctx, wm); err != nil {
+		return err
+	}
 	return w.out.Next.Advance(ctx, wm)
 }
 
@@ -565,6 +568,9 @@ func (w *Operator) Tick(ctx context.Context, now int64) error {
 			return err
 		}
 	}
+	if err := w.out.Sides.Tick(ctx, now); err != nil {
+		return err
+	}
 	return w.out.Next.Tick(ctx, now)
 }
 
@@ -577,11 +583,14 @@ func (w *Operator) Finish(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := w.out.Sides.Finish(ctx); err != nil {
+		return err
+	}
 	return w.out.Next.Finish(ctx)
 }
 
 func (w *Operator) Close(ctx context.Context) error {
-	errs := []error{w.fn.close(ctx), w.out.Next.Close(ctx)}
+	errs := []error{w.fn.close(ctx), w.out.Next.Close(ctx), w.out.Sides.Close(ctx)}
 	if w.gapCall != nil {
 		errs = append(errs, w.gapCall.Guest.Close(ctx))
 	}

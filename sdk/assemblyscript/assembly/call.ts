@@ -5,6 +5,7 @@ import { Context, NO_WATERMARK, TimeDomain, Timer, enter, states } from "./keyed
 import { Header, Output, Record } from "./record";
 
 const TAG_RECORD: u8 = 1;
+const TAG_OUTPUT: u8 = 8;
 const TAG_ERROR: u8 = 2;
 const TAG_KEEP: u8 = 3;
 const TAG_KEY: u8 = 4;
@@ -109,6 +110,15 @@ export class Emitter {
     putOutput(this.index, o, this.base, this.stamp);
     this.count++;
   }
+
+  /** Emits one record on the side output tag (Flink's ctx.output(tag,
+   * value)) from a window process, join or coGroup function; it inherits as
+   * emit's records do. A tag the operator does not declare in its
+   * side_outputs fails the group. */
+  output(tag: string, o: Output): void {
+    putOutput(this.index, o, this.base, this.stamp, tag);
+    this.count++;
+  }
 }
 
 /** A window's bounds in milliseconds: it holds the records with start <=
@@ -146,8 +156,13 @@ function putEntry(tag: u8, index: u32): void {
 /** Appends a record entry for the current input. It carries the fields the
  * output sets to something other than the input's; the host inherits the
  * others. An output without a timestamp gets stamp unless it is 0. */
-function putOutput(index: u32, o: Output, input: Record, stamp: i64 = 0): void {
-  putEntry(TAG_RECORD, index);
+function putOutput(index: u32, o: Output, input: Record, stamp: i64 = 0, tag: string | null = null): void {
+  if (tag != null) {
+    putEntry(TAG_OUTPUT, index);
+    putArray(Uint8Array.wrap(String.UTF8.encode(tag)));
+  } else {
+    putEntry(TAG_RECORD, index);
+  }
   const base = changetype<usize>(input.frame);
   let key = o.key;
   if (key && equal(key.dataStart, key.length, base + <usize>input.keyOffset, input.keyLength)) key = null;
@@ -428,6 +443,11 @@ function emitKeyed(o: Output): void {
   keyedCount++;
 }
 
+function outputKeyed(tag: string, o: Output): void {
+  putOutput(keyedIndex, o, context.base, 0, tag);
+  keyedCount++;
+}
+
 /** The runner of keyed functions, set when one is registered: a module
  * without keyed functions does not compile it, nor import the state and
  * timer functions. */
@@ -443,6 +463,7 @@ function callKeyed(f: Fn, frame: ArrayBuffer, ptr: usize): void {
   context.watermark = readI64();
   context.processingTime = readI64();
   context.emitFn = emitKeyed;
+  context.outputFn = outputKeyed;
   context.window = false;
   const groups = readU32();
   putU32(0);
@@ -534,6 +555,7 @@ function callWindowState(f: Fn, g: u32, key: Uint8Array, w: Window, base: Record
   context.key = key;
   context.base = base;
   context.emitFn = emitKeyed;
+  context.outputFn = outputKeyed;
   context.window = true;
   if (states.length > 0) enter(g);
   context.active = true;

@@ -215,6 +215,7 @@ export class Context {
   /** Set for a window process function, which has no timers. */
   window: bool = false;
   emitFn: (o: Output) => void = (o: Output): void => {};
+  outputFn: (tag: string, o: Output) => void = (tag: string, o: Output): void => {};
 
   check(): void {
     assert(this.active, "state, timers or emit used outside a keyed call");
@@ -245,6 +246,23 @@ export class Context {
    * or the window's end - 1) timestamp and no headers. */
   emitValue(value: Uint8Array): void {
     this.emit(new Output(value).withKey(this.key).withTimestamp(this.base.timestamp).withHeaders(new Array<Header>(0)));
+  }
+
+  /** Emits an output on the side output tag (Flink's ctx.output(tag,
+   * value)); it inherits as emit's outputs do, so it carries the event time
+   * of the record (or timer, or window) that caused it. A tag the operator
+   * does not declare in its side_outputs fails the group under the job's
+   * on_udf_error. */
+  output(tag: string, o: Output): void {
+    this.check();
+    const f = this.outputFn;
+    f(tag, o);
+  }
+
+  /** Emits a value on the side output tag with the current key, the
+   * timestamp emitValue gives and no headers. */
+  outputValue(tag: string, value: Uint8Array): void {
+    this.output(tag, new Output(value).withKey(this.key).withTimestamp(this.base.timestamp).withHeaders(new Array<Header>(0)));
   }
 
   /** Registers (once, however often called) a timer for the current key. */

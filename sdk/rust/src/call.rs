@@ -143,6 +143,18 @@ impl<'e> Emitter<'e> {
         frame::put_record(self.out, self.index, &o, &self.input);
         self.count += 1;
     }
+
+    /// Emits one record on the side output `tag` (Flink's
+    /// `ctx.output(tag, value)`), from a window process, join or co_group
+    /// function; it inherits what `emit`'s records inherit. A tag the
+    /// operator does not declare in its `side_outputs` fails the group.
+    pub fn output(&mut self, tag: &str, mut o: Output) {
+        if o.timestamp.is_none() {
+            o.timestamp = self.stamp;
+        }
+        frame::put_output(self.out, self.index, tag, &o, &self.input);
+        self.count += 1;
+    }
 }
 
 /// Runs functions over input frames into a reused output buffer.

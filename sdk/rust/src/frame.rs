@@ -9,6 +9,7 @@ pub(crate) const TAG_ERROR: u8 = 2;
 pub(crate) const TAG_KEEP: u8 = 3;
 pub(crate) const TAG_KEY: u8 = 4;
 pub(crate) const TAG_TIMESTAMP: u8 = 5;
+const TAG_OUTPUT: u8 = 8;
 const HAS_KEY: u8 = 0x01;
 const HAS_TIMESTAMP: u8 = 0x02;
 const HAS_HEADERS: u8 = 0x04;
@@ -151,6 +152,19 @@ pub(crate) fn put_entry(out: &mut Vec<u8>, tag: u8, index: u32) {
 /// inherits the others.
 pub(crate) fn put_record(out: &mut Vec<u8>, index: u32, o: &Output, input: &Record) {
     put_entry(out, TAG_RECORD, index);
+    put_record_body(out, o, input);
+}
+
+/// Appends a side output entry on the output `tag` for the input `input` at
+/// `index`: the tag, then a record entry's body.
+pub(crate) fn put_output(out: &mut Vec<u8>, index: u32, tag: &str, o: &Output, input: &Record) {
+    put_entry(out, TAG_OUTPUT, index);
+    put_bytes(out, tag.as_bytes());
+    put_record_body(out, o, input);
+}
+
+/// Appends the body of a record entry: the flags and the fields they name.
+fn put_record_body(out: &mut Vec<u8>, o: &Output, input: &Record) {
     let key = o.key.as_deref().filter(|&k| k != input.key);
     let timestamp = o.timestamp.filter(|&ts| ts != input.timestamp);
     let headers = o.headers.as_deref().filter(|hs| hs.len() != input.headers.len() || !hs.iter().cloned().eq(input.headers.iter()));

@@ -85,6 +85,23 @@ impl<'c> Context<'c> {
         self.count += 1;
     }
 
+    /// Emits an output on the side output `tag` (Flink's
+    /// `ctx.output(tag, value)`); it inherits as `emit`'s outputs do, so it
+    /// carries the event time of the record (or timer) that caused it. A
+    /// tag the operator does not declare in its `side_outputs` fails the
+    /// group under the job's `on_udf_error`.
+    pub fn output(&mut self, tag: &str, o: Output) {
+        frame::put_output(self.out, self.index, tag, &o, &self.base);
+        self.count += 1;
+    }
+
+    /// Emits a value on the side output `tag` with the current key, the
+    /// timestamp `emit_value` gives and no headers.
+    pub fn output_value(&mut self, tag: &str, value: &[u8]) {
+        let (key, ts) = (self.key, self.base.timestamp);
+        self.output(tag, Output::new(value).key(key).timestamp(ts).headers(Vec::<Header>::new()));
+    }
+
     /// Emits a record as it is: its key, value, timestamp and headers.
     pub fn emit_record(&mut self, r: &Record) {
         self.emit(Output::new(r.value).key(r.key).timestamp(r.timestamp).headers(r.headers.iter().collect()));
