@@ -1,0 +1,110 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"wasmstream.io/platform/runtime/plan"
+)
+
+// VersionInfo is one version of a job in its history: what it ran, the
+// checkpoint it took over at, when, and how it went. The first version is
+// the job as submitted; every upgrade and rescale adds one, and a rollback
+// adds one that runs the previous version's spec again.
+type VersionInfo struct {
+	Version int `json:"version"`
+	// Change is what made the version: submitted, upgrade, rescale or
+	// rollback.
+	Change string `json:"change"`
+	// Modules are the modules the version runs, as JobInfo.Modules.
+	Modules []JobModule `json:"modules,omitempty"`
+	// Parallelism is each vertex's parallelism in this version.
+	Parallelism map[string]int `json:"parallelism,omitempty"`
+	// FromCheckpoint is the checkpoint the version took over at: the
+	// previous version stopped at its barrier and this one restored it.
+	FromCheckpoint int64     `json:"from_checkpoint,omitempty"`
+	Started        time.Time `json:"started"`
+	// Outcome is running, probation, replaced, rolled_back or failed.
+	Outcome string `json:"outcome"`
+	// Reason says why a version was rolled back or why its switch failed.
+	Reason string `json:"reason,omitempty"`
+}
+
+// A version's outcomes.
+const (
+	// VersionRunning: the job runs this version (or ran it last, once the
+	// job has ended).
+	VersionRunning = "running"
+	// VersionProbation: the version took over and none of its
+	// checkpoints has completed yet; a failure rolls it back.
+	VersionProbation = "probation"
+	// VersionReplaced: a later version took over from it.
+	VersionReplaced = "replaced"
+	// VersionRolledBack: it failed during its probation, and the version
+	// before it runs again from the checkpoint it took over at.
+	VersionRolledBack = "rolled_back"
+	// VersionFailed: the switch to it never happened (the checkpoint that
+	// was to hand over failed, or the job failed or was cancelled first).
+	VersionFailed = "failed"
+)
+
+// The changes that make versions.
+const (
+	changeSubmitted = "submitted"
+	changeUpgrade   = "upgrade"
+	changeRescale   = "rescale"
+	changeRollback  = "rollback"
+)
+
+// parallelismOf is each vertex's parallelism in p.
+func parallelismOf(p *plan.Plan) map[string]int {
+	out := make(map[string]int, len(p.Vertices))
+	for _, v := range p.Vertices {
+		out[v.ID] = v.Parallelism
+	}
+	return out
+}
+
+// versionsLocked is the job's version history; a job that never changed
+// has one version, the one submitted. j.mu is held.
+func (j *job) versionsLocked() []VersionInfo {
+	if len(j.versions) > 0 {
+		return j.versions
+	}
+	return []VersionInfo{{Version: 1, Change: changeSubmitted, Modules: j.refs, Parallelism: parallelismOf(j.x.Plan), Started: j.created, Outcome: VersionRunning}}
+}
+
+// withOutcome returns versions with the last one's outcome and reason
+// replaced, as a new slice: the versions of one job struct are never
+// changed in place, since another may share them.
+func withOutcome(versions []VersionInfo, outcome, reason string) []VersionInfo {
+	out := append([]VersionInfo(nil), versions...)
+	if n := len(out); n > 0 {
+		out[n-1].Outcome, out[n-1].Reason = outcome, reason
+	}
+	return out
+}
+
+// resumeVersions rolls back a version that was on probation when the
+// platform stopped: the record's spec and modules are the version's
+// before it, which resumes from the checkpoint the new one took over at,
+// since nothing of the new version was committed.
+func (m *Manager) resumeVersions(ctx context.Context, rec *jobRecord) error {
+	n := len(rec.Versions)
+	if n == 0 || rec.Versions[n-1].Outcome != VersionProbation {
+		return nil
+	}
+	from := rec.Versions[n-1].FromCheckpoint
+	if m.checkpoints != nil {
+		if err := m.discardAfter(ctx, rec.ID, from); err != nil {
+			return fmt.Errorf("job %s: roll back its version on probation: %w", rec.ID, err)
+		}
+	}
+	versions := withOutcome(rec.Versions, VersionRolledBack, "the platform stopped during its probation")
+	prev := versions[n-2]
+	rec.Versions = append(versions, VersionInfo{Version: n + 1, Change: changeRollback, Modules: rec.Modules, Parallelism: prev.Parallelism,
+		FromCheckpoint: from, Started: time.Now().UTC(), Outcome: VersionRunning})
+	m.log.Warn("job resumes the version before the one on probation", "job", rec.ID, "checkpoint", from)
+	return m.registry.put(ctx, rec)
+}
