@@ -328,3 +328,64 @@ func TestUpgradeRefusesIncompatibleVersions(t *testing.T) {
 		t.Fatalf("job after refused upgrades: %s %+v", info.State, info.Versions)
 	}
 }
+
+// A platform that stops while a new version is on probation resumes the
+// version before it from the checkpoint the new one took over at; one
+// that stops after the new version committed resumes the new one. Either
+// way the output is exactly once.
+func TestUpgradeSurvivesRestart(t *testing.T) {
+	tests := []struct {
+		name      string
+		probation Probation
+		outcomes  []string // after the switch
+		resumed   []string // after the restart
+		runs      string   // v1 or v2
+	}{
+		{"on probation", Probation{Records: 1 << 40, Time: "1h"}, []string{VersionReplaced, VersionProbation},
+			[]string{VersionReplaced, VersionRolledBack, VersionRunning}, "v1"},
+		{"committed", Probation{Records: 1}, []string{VersionReplaced, VersionRunning},
+			[]string{VersionReplaced, VersionRunning}, "v2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rp := newRecoveryPlatform(t)
+			rp.stream("IN", "in")
+			rp.stream("FIRSTS", "firsts")
+			rp.stream("WINDOWS", "windows")
+			p := &upgradePlatform{t: t, m: rp.m, js: rp.js}
+			ctx := context.Background()
+			mods := map[string]string{"v1": p.upload(wasmbuild.UDF(t, "dedup-wat")), "v2": p.upload(wasmbuild.UDF(t, "dedup-c"))}
+			p.publish(0, 12, 1000, 2000, 3000)
+			job, err := p.m.SubmitJob(ctx, []byte(upgradeSpec(mods["v1"], 2, "fail")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the first outputs", func() bool { return running(t, p.m, job.ID) && len(p.firsts()) == 12 })
+			if _, err := p.m.UpgradeJob(ctx, job.ID, UpgradeRequest{Module: mods["v2"], Probation: tc.probation}); err != nil {
+				t.Fatal(err)
+			}
+			p.versions(job.ID, VersionReplaced, VersionProbation)
+			p.publish(0, 16, 4000)
+			p.versions(job.ID, tc.outcomes...)
+			waitFor(t, "the new version's input", func() bool {
+				info, _ := p.m.GetJob(ctx, job.ID)
+				return len(info.Vertices) > 1 && info.Vertices[1].RecordsIn >= 16
+			})
+			rp.stop()
+			rp.start()
+			p.m = rp.m
+			info := p.versions(job.ID, tc.resumed...)
+			if info.Modules[0].ID != mods[tc.runs] {
+				t.Fatalf("resumed job runs %+v, want %s (versions %+v)", info.Modules, tc.runs, info.Versions)
+			}
+			p.publish(0, 16, 5000)
+			p.finish(job.ID, 17, 16)
+			if got, want := p.firsts(), wantFirsts(12, 16); !slices.Equal(got, want) {
+				t.Fatalf("dedup output %q, want %q", got, want)
+			}
+			if got, want := p.windows(), wantWindows(12, 16); !mapsEqual(got, want) {
+				t.Fatalf("window counts %v, want %v", got, want)
+			}
+		})
+	}
+}
