@@ -89,22 +89,36 @@ func withOutcome(versions []VersionInfo, outcome, reason string) []VersionInfo {
 // resumeVersions rolls back a version that was on probation when the
 // platform stopped: the record's spec and modules are the version's
 // before it, which resumes from the checkpoint the new one took over at,
-// since nothing of the new version was committed.
+// since nothing of the new version was committed. The checkpoints the new
+// version left after that one are deleted, so that the resumed version
+// restores the one it is to.
 func (m *Manager) resumeVersions(ctx context.Context, rec *jobRecord) error {
-	n := len(rec.Versions)
-	if n == 0 || rec.Versions[n-1].Outcome != VersionProbation {
+	from, ok := settleProbation(rec)
+	if !ok {
 		return nil
 	}
-	from := rec.Versions[n-1].FromCheckpoint
 	if m.checkpoints != nil {
 		if err := m.discardAfter(ctx, rec.ID, from); err != nil {
 			return fmt.Errorf("job %s: roll back its version on probation: %w", rec.ID, err)
 		}
 	}
-	versions := withOutcome(rec.Versions, VersionRolledBack, "the platform stopped during its probation")
-	prev := versions[n-2]
-	rec.Versions = append(versions, VersionInfo{Version: n + 1, Change: changeRollback, Modules: rec.Modules, Parallelism: prev.Parallelism,
-		FromCheckpoint: from, Started: time.Now().UTC(), Outcome: VersionRunning})
 	m.log.Warn("job resumes the version before the one on probation", "job", rec.ID, "checkpoint", from)
 	return m.registry.put(ctx, rec)
+}
+
+// settleProbation marks the record's last version rolled back if it was
+// on probation, adding the version before it as the one that runs, and
+// returns the checkpoint the rolled back version took over at. In
+// cluster mode the job's checkpoint lineage already keeps the new
+// version's uncompleted checkpoints from being restored.
+func settleProbation(rec *jobRecord) (int64, bool) {
+	n := len(rec.Versions)
+	if n < 2 || rec.Versions[n-1].Outcome != VersionProbation {
+		return 0, false
+	}
+	from := rec.Versions[n-1].FromCheckpoint
+	versions := withOutcome(rec.Versions, VersionRolledBack, "the platform stopped during its probation")
+	rec.Versions = append(versions, VersionInfo{Version: n + 1, Change: changeRollback, Modules: rec.Modules, Parallelism: versions[n-2].Parallelism,
+		FromCheckpoint: from, Started: time.Now().UTC(), Outcome: VersionRunning})
+	return from, true
 }
