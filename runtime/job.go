@@ -196,6 +196,11 @@ func (j *job) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	j.mu.Lock()
 	j.cancelRun = cancel
+	if j.cancelled {
+		// Cancelled before it started (a version switched to as the
+		// platform shut down): it stops at once.
+		cancel()
+	}
 	j.mu.Unlock()
 	go j.supervise(ctx, cancel)
 }

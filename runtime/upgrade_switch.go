@@ -207,6 +207,19 @@ func (m *Manager) adopt(old, nj *job, fence *probationFence) {
 		cp.Lineage = fence
 	}
 	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		// The platform is shutting down: the registry still names the
+		// version that stopped at E, which the next start resumes. The
+		// new version ends at once, as a suspended job (releasing its
+		// lease in cluster mode).
+		old.log.Info("version switch not started: the platform is shutting down")
+		nj.mu.Lock()
+		nj.cancelled, nj.suspended = true, true
+		nj.mu.Unlock()
+		nj.start()
+		return
+	}
 	m.jobs[nj.id] = nj
 	m.mu.Unlock()
 	nj.mu.Lock()
@@ -230,7 +243,9 @@ func (m *Manager) rollBack(j *job, pr *probation, reason string) {
 	j.mu.Lock()
 	versions := withOutcome(j.versionsLocked(), VersionRolledBack, reason)
 	j.mu.Unlock()
-	prev, err := m.prepare(ctx, j.id, pr.previousSpec, j.from, false, pr.previousRefs)
+	// The savepoint the job was submitted from is not checked again: the
+	// shared checkpoints keep it, and E comes after it.
+	prev, err := m.prepare(ctx, j.id, pr.previousSpec, "", false, pr.previousRefs)
 	if err != nil {
 		j.mu.Lock()
 		j.versions = versions
