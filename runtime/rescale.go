@@ -37,7 +37,7 @@ func (m *Manager) RescaleJob(ctx context.Context, id string, req RescaleRequest)
 	}
 	data, err := rescaledSpec(old.spec, req)
 	if err != nil {
-		return SwitchInfo{}, err
+		return SwitchInfo{}, listProblems(err, nil)
 	}
 	return m.switchVersion(ctx, old, data, old.refs, change{kind: changeRescale})
 }

@@ -89,11 +89,11 @@ func (m *Manager) UpgradeJob(ctx context.Context, id string, req UpgradeRequest)
 	}
 	records, wait, err := req.Probation.bounds()
 	if err != nil {
-		return SwitchInfo{}, err
+		return SwitchInfo{}, listProblems(err, nil)
 	}
 	data, pinned, err := m.upgradeSpec(ctx, old, req)
 	if err != nil {
-		return SwitchInfo{}, err
+		return SwitchInfo{}, listProblems(err, nil)
 	}
 	return m.switchVersion(ctx, old, data, pinned, change{kind: changeUpgrade, records: records, wait: wait})
 }
