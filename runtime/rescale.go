@@ -77,7 +77,11 @@ func rescaledSpec(data []byte, req RescaleRequest) ([]byte, error) {
 		if err := doc.Decode(&v); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidJob, err)
 		}
-		return json.MarshalIndent(v, "", "  ")
+		out, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("%w: the job's spec does not write back as JSON: %w", ErrInvalidJob, err)
+		}
+		return out, nil
 	}
 	return yaml.Marshal(&doc)
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"wasmstream.io/platform/internal/wasmbuild"
 )
@@ -146,4 +149,41 @@ func TestSubmitFromCheckpoint(t *testing.T) {
 	if got, want := p.windows(), wantWindows(12, 16); !mapsEqual(got, want) {
 		t.Fatalf("window counts %v, want %v", got, want)
 	}
+}
+
+// FuzzRescaledSpec: any spec text either is refused as an invalid job or
+// becomes a spec that reads back with the parallelism asked for.
+func FuzzRescaledSpec(f *testing.F) {
+	f.Add([]byte("name: x\nparallelism: 3\noperators: [{id: up, parallelism: 2}]\n"), 4, "up", 2)
+	f.Add([]byte(`{"name": "x", "sinks": [{"id": "out"}]}`), 0, "out", 5)
+	f.Add([]byte("- a\n"), 2, "", 0)
+	f.Add([]byte("{"), 1, "a", 1)
+	f.Fuzz(func(t *testing.T, data []byte, p int, id string, n int) {
+		req := RescaleRequest{Parallelism: p}
+		if id != "" {
+			req.Operators = map[string]int{id: n}
+		}
+		out, err := rescaledSpec(data, req)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidJob) {
+				t.Fatalf("error %v is not an invalid job", err)
+			}
+			return
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(out, &doc); err != nil || len(doc.Content) != 1 {
+			t.Fatalf("rescaled spec %q does not read back: %v", out, err)
+		}
+		root := doc.Content[0]
+		if p > 0 {
+			if v := mapValue(root, "parallelism"); v == nil || v.Value != strconv.Itoa(p) {
+				t.Fatalf("rescaled spec %q: parallelism %v, want %d", out, v, p)
+			}
+		}
+		if id != "" {
+			if item := findVertex(root, id); item == nil || mapValue(item, "parallelism") == nil || mapValue(item, "parallelism").Value != strconv.Itoa(n) {
+				t.Fatalf("rescaled spec %q: %s's parallelism is not %d", out, id, n)
+			}
+		}
+	})
 }
