@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/internal/wasmbuild"
+	"wasmstream.io/platform/runtime/exec"
 )
 
 // dedupVariant builds udfs/dedup-wat with each old string of edits
@@ -387,5 +389,55 @@ func TestUpgradeSurvivesRestart(t *testing.T) {
 				t.Fatalf("window counts %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// A switch whose checkpoint fails (here a task fails its snapshot) is
+// abandoned: the job restarts on the version it ran, the history records
+// the new one failed, and the output is exactly once.
+func TestUpgradeAbandonedWhenItsCheckpointFails(t *testing.T) {
+	p := newUpgradePlatform(t)
+	ctx := context.Background()
+	// The first snapshot taken while the switch is pending fails: that
+	// of E, or of a checkpoint in progress before it.
+	var fired atomic.Bool
+	p.m.env.Faults = func(point, id, task string) error {
+		j, ok := p.m.job(id)
+		if !ok || point != exec.FaultSnapshot {
+			return nil
+		}
+		j.mu.Lock()
+		pending := j.switching != nil
+		j.mu.Unlock()
+		if pending && fired.CompareAndSwap(false, true) {
+			return fmt.Errorf("injected failure of %s's snapshot", task)
+		}
+		return nil
+	}
+	v1 := p.upload(wasmbuild.UDF(t, "dedup-wat"))
+	v2 := p.upload(wasmbuild.UDF(t, "dedup-c"))
+	p.publish(0, 12, 1000, 2000, 3000)
+	spec := strings.Replace(upgradeSpec(v1, 2, "fail"), "checkpoint:", "restart: {strategy: fixed_delay, delay: 10ms}\ncheckpoint:", 1)
+	job, err := p.m.SubmitJob(ctx, []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first outputs", func() bool { return running(t, p.m, job.ID) && len(p.firsts()) == 12 })
+	if _, err := p.m.UpgradeJob(ctx, job.ID, UpgradeRequest{Module: v2}); err != nil {
+		t.Fatal(err)
+	}
+	p.versions(job.ID, VersionRunning, VersionFailed)
+	var info JobInfo
+	waitFor(t, "the restarted job", func() bool { info, _ = p.m.GetJob(ctx, job.ID); return info.State == StateRunning })
+	if info.Modules[0].ID != v1 || info.Restarts != 1 || !strings.Contains(info.Versions[1].Reason, "injected failure") {
+		t.Fatalf("job runs %+v after %d restarts, want %s after 1", info.Modules, info.Restarts, v1)
+	}
+	p.publish(0, 16, 4000, 5000)
+	p.finish(job.ID, 17, 16)
+	if got, want := p.firsts(), wantFirsts(12, 16); !slices.Equal(got, want) {
+		t.Fatalf("dedup output %q, want %q", got, want)
+	}
+	if got, want := p.windows(), wantWindows(12, 16); !mapsEqual(got, want) {
+		t.Fatalf("window counts %v, want %v", got, want)
 	}
 }
