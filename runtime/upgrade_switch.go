@@ -67,7 +67,7 @@ func (m *Manager) switchVersion(ctx context.Context, old *job, data []byte, pinn
 		return SwitchInfo{}, err
 	}
 	old.switching = &pendingSwitch{next: nj, change: ch, savepoint: sp.Stats.ID}
-	version := len(old.versionsLocked()) + 1
+	version := nextVersion(old.versionsLocked())
 	go old.watchSwitch(sp.Stats.ID)
 	old.log.Info("job switching versions", "change", ch.kind, "version", version, "checkpoint", sp.Stats.ID)
 	return SwitchInfo{Job: old.id, Version: version, FromCheckpoint: sp.Stats.ID}, nil
@@ -106,7 +106,7 @@ func (j *job) abandonSwitch(reason string) {
 	}
 	j.switching = nil
 	failed := sw.next.newVersion(j.versionsLocked(), sw.change.kind, sw.savepoint, VersionFailed, reason)
-	j.versions = append(append([]VersionInfo(nil), j.versionsLocked()...), failed)
+	j.versions = appendVersion(j.versionsLocked(), failed)
 	rec := j.recordLocked()
 	j.mu.Unlock()
 	j.log.Warn("version switch abandoned", "reason", reason)
@@ -116,7 +116,7 @@ func (j *job) abandonSwitch(reason string) {
 // newVersion is the history entry of the version j runs, following
 // versions.
 func (j *job) newVersion(versions []VersionInfo, kind string, from int64, outcome, reason string) VersionInfo {
-	return VersionInfo{Version: len(versions) + 1, Change: kind, Modules: j.refs, Parallelism: parallelismOf(j.x.Plan),
+	return VersionInfo{Version: nextVersion(versions), Change: kind, Modules: j.refs, Parallelism: parallelismOf(j.x.Plan),
 		FromCheckpoint: from, Started: time.Now().UTC(), Outcome: outcome, Reason: reason}
 }
 
@@ -176,7 +176,7 @@ func (m *Manager) handOver(old *job, sw *pendingSwitch) {
 	nj.created, nj.ends, nj.restarts = old.created, old.ends, old.restarts
 	nj.from = old.from
 	old.mu.Unlock()
-	nj.versions = append(versions, nj.newVersion(versions, sw.change.kind, sw.savepoint, VersionProbation, ""))
+	nj.versions = appendVersion(versions, nj.newVersion(versions, sw.change.kind, sw.savepoint, VersionProbation, ""))
 	nj.probation = pr
 	m.adopt(old, nj, &probationFence{j: nj})
 	nj.log.Info("job switched versions", "change", sw.change.kind, "version", len(nj.versions), "checkpoint", sw.savepoint)
@@ -255,7 +255,7 @@ func (m *Manager) rollBack(j *job, pr *probation, reason string) {
 		return
 	}
 	prev.created, prev.ends, prev.restarts, prev.from = j.created, j.ends, j.restarts, j.from
-	prev.versions = append(versions, prev.newVersion(versions, changeRollback, pr.from, VersionRunning, ""))
+	prev.versions = appendVersion(versions, prev.newVersion(versions, changeRollback, pr.from, VersionRunning, ""))
 	m.adopt(j, prev, nil)
 }
 

@@ -75,6 +75,26 @@ func (j *job) versionsLocked() []VersionInfo {
 	return []VersionInfo{{Version: 1, Change: changeSubmitted, Modules: j.refs, Parallelism: parallelismOf(j.x.Plan), Started: j.created, Outcome: VersionRunning}}
 }
 
+// maxVersions bounds a job's version history: the oldest versions beyond
+// it are forgotten (the numbers go on), so that neither the job nor its
+// registry record grows with every switch.
+const maxVersions = 100
+
+// appendVersion returns versions with v added, as a new slice of at most
+// maxVersions.
+func appendVersion(versions []VersionInfo, v VersionInfo) []VersionInfo {
+	out := append(append([]VersionInfo(nil), versions...), v)
+	return out[max(0, len(out)-maxVersions):]
+}
+
+// nextVersion is the number of the version after versions.
+func nextVersion(versions []VersionInfo) int {
+	if len(versions) == 0 {
+		return 1
+	}
+	return versions[len(versions)-1].Version + 1
+}
+
 // withOutcome returns versions with the last one's outcome and reason
 // replaced, as a new slice: the versions of one job struct are never
 // changed in place, since another may share them.
@@ -118,7 +138,7 @@ func settleProbation(rec *jobRecord) (int64, bool) {
 	}
 	from := rec.Versions[n-1].FromCheckpoint
 	versions := withOutcome(rec.Versions, VersionRolledBack, "the platform stopped during its probation")
-	rec.Versions = append(versions, VersionInfo{Version: n + 1, Change: changeRollback, Modules: rec.Modules, Parallelism: versions[n-2].Parallelism,
+	rec.Versions = appendVersion(versions, VersionInfo{Version: nextVersion(versions), Change: changeRollback, Modules: rec.Modules, Parallelism: versions[n-2].Parallelism,
 		FromCheckpoint: from, Started: time.Now().UTC(), Outcome: VersionRunning})
 	return from, true
 }
