@@ -20,6 +20,7 @@ const (
 	noCheckpoints
 	jobNotEnded
 	savepointInUse
+	switchInProgress
 	unauthenticated
 	insufficientScope
 	tooManyUploads
@@ -59,6 +60,7 @@ var catalogue = [numKinds]kindInfo{
 	noCheckpoints:        {problemBase + "no-checkpoints", "Job takes no checkpoints", http.StatusConflict},
 	jobNotEnded:          {problemBase + "job-not-ended", "Job has not ended", http.StatusConflict},
 	savepointInUse:       {problemBase + "savepoint-in-use", "Savepoint in use", http.StatusConflict},
+	switchInProgress:     {problemBase + "switch-in-progress", "Job is switching versions", http.StatusConflict},
 	insufficientScope:    {problemBase + "insufficient-scope", "Insufficient scope", http.StatusForbidden},
 	tooManyUploads:       {problemBase + "too-many-uploads", "Too many uploads", http.StatusServiceUnavailable},
 	requestTimeout:       {problemBase + "request-timeout", "Request timed out", http.StatusServiceUnavailable},

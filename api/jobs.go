@@ -17,6 +17,16 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request) {
 		}))
 		return
 	}
+	if q := r.URL.Query(); q.Has("from_checkpoint") {
+		ref := q.Get("from_checkpoint")
+		if ref == "" || s.checkpoints == nil || from != "" {
+			writeProblem(w, invalidRequest.listed("", []fieldProblem{
+				{Field: "from_checkpoint", Message: "name one retained checkpoint or savepoint, <job>-<id> (GET /v1/jobs/{id}/checkpoints lists them), and no from_savepoint"},
+			}))
+			return
+		}
+		from = runtime.FromCheckpoint(ref)
+	}
 	if !mediaTypeOK(w, r, "", "application/json", "application/yaml", "application/x-yaml", "text/yaml") {
 		return
 	}

@@ -36,9 +36,14 @@ func openAPI(routes []route) []byte {
 		}
 		if rt.body != nil {
 			content := map[string]any{}
+			schema := rt.body.schema
+			if t, ok := schema.(reflect.Type); ok {
+				// A JSON body decoded into a Go value.
+				schema = g.of(t)
+			}
 			for _, t := range rt.body.types {
 				if t != "" {
-					content[t] = map[string]any{"schema": rt.body.schema}
+					content[t] = map[string]any{"schema": schema}
 				}
 			}
 			op["requestBody"] = map[string]any{"required": true, "description": rt.body.doc, "content": content}

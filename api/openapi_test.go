@@ -43,6 +43,8 @@ func (scripted) answer(id string) error {
 		return runtime.ErrNotEnded
 	case "spin":
 		return runtime.ErrSavepointInUse
+	case "switching":
+		return runtime.ErrSwitchInProgress
 	case "Bad":
 		return fmt.Errorf("%w %q", runtime.ErrInvalidModuleName, id)
 	}
@@ -200,12 +202,12 @@ func TestOpenAPIRoutes(t *testing.T) {
 
 	bare := fetchOpenAPI(t, New(Config{Modules: scripted{}, Jobs: scripted{}, Logger: testLogger(t)}))
 	for _, op := range bare.operations() {
-		if strings.Contains(op, "checkpoints") || strings.Contains(op, "savepoints") || strings.HasSuffix(op, "/stop") {
+		if strings.Contains(op, "checkpoints") || strings.Contains(op, "savepoints") || strings.HasSuffix(op, "/stop") || strings.HasSuffix(op, "/upgrade") || strings.HasSuffix(op, "/rescale") {
 			t.Errorf("a server without checkpoints documents %s", op)
 		}
 	}
-	if len(bare.operations()) != len(got)-5 {
-		t.Errorf("without checkpoints: %d operations, want %d", len(bare.operations()), len(got)-5)
+	if len(bare.operations()) != len(got)-7 {
+		t.Errorf("without checkpoints: %d operations, want %d", len(bare.operations()), len(got)-7)
 	}
 }
 
@@ -307,6 +309,17 @@ func TestOpenAPIStatuses(t *testing.T) {
 			probes = append(probes, probe{op: cp.op, method: cp.method, target: "/v1/jobs/" + id + "/" + cp.path})
 		}
 		probes = append(probes, probe{op: cp.op, method: cp.method, target: "/v1/jobs/ok/" + cp.path, token: true})
+	}
+	for _, op := range []struct{ op, path, body string }{{"upgradeJob", "upgrade", `{"module":"m"}`}, {"rescaleJob", "rescale", `{"parallelism":2}`}} {
+		for _, id := range []string{"ok", "nope", "nocp", "switching"} {
+			probes = append(probes, probe{op: op.op, method: "POST", target: "/v1/jobs/" + id + "/" + op.path, body: op.body, contentType: "application/json"})
+		}
+		probes = append(probes,
+			probe{op: op.op, method: "POST", target: "/v1/jobs/ok/" + op.path, body: `{"nope":1}`, contentType: "application/json"},
+			probe{op: op.op, method: "POST", target: "/v1/jobs/ok/" + op.path, body: `{"module":"bad-job"}`, contentType: "application/json"},
+			probe{op: op.op, method: "POST", target: "/v1/jobs/ok/" + op.path, body: op.body, contentType: "application/json", largeBody: true},
+			probe{op: op.op, method: "POST", target: "/v1/jobs/ok/" + op.path, body: op.body, contentType: yaml},
+			probe{op: op.op, method: "POST", target: "/v1/jobs/ok/" + op.path, body: op.body, contentType: "application/json", token: true})
 	}
 	for _, p := range probes {
 		if strings.HasPrefix(p.target, "/v1/jobs/ok") || (p.op == "submitJob" && p.body == "ok" && !p.token && !p.largeBody && p.contentType == yaml && !strings.Contains(p.target, "dry_run")) {

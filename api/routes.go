@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 
 	"wasmstream.io/platform/checkpoint"
@@ -129,6 +130,7 @@ func (s *server) routeTable(metrics http.Handler) []route {
 		{method: "POST", path: "/v1/jobs", op: "submitJob", summary: "Submit a job spec (JSON or YAML), or check it with dry_run", handler: f(s.submitJob),
 			query: []param{
 				{"from_savepoint", "start from this savepoint (an id GET /v1/jobs/{id}/savepoints lists)"},
+				{"from_checkpoint", "start from this retained checkpoint or savepoint (<job>-<id>; GET /v1/jobs/{id}/checkpoints lists a job's)"},
 				{"allow_non_restored_state", "true: drop the savepoint's state that no operator takes"},
 				{"dry_run", "true: run every check and answer with what would run, without starting the job"},
 			},
@@ -188,6 +190,14 @@ func (s *server) routeTable(metrics http.Handler) []route {
 			ok: []answer{{status: 204, doc: "deleted"}}, kinds: []kind{notFound, noCheckpoints, savepointInUse}},
 		{method: "POST", path: "/v1/jobs/{id}/stop", op: "stopJob", summary: "Stop a job with a savepoint", handler: f(s.stopJob), checkpoints: true,
 			ok: []answer{{status: 202, doc: "the savepoint that stops the job is triggered", value: runtime.SavepointInfo{}}}, kinds: []kind{notFound, noCheckpoints}},
+		{method: "POST", path: "/v1/jobs/{id}/upgrade", op: "upgradeJob", summary: "Switch a running job to a new module or spec at a checkpoint's barrier", handler: f(s.upgradeJob), checkpoints: true,
+			body:  &body{types: []string{"", "application/json"}, schema: reflect.TypeOf(runtime.UpgradeRequest{}), doc: "the new module, a new spec of the same graph shape, or both, and the probation"},
+			ok:    []answer{{status: 202, doc: "the switch began; GET /v1/jobs/{id} lists the versions and how the switch went", value: runtime.SwitchInfo{}}},
+			kinds: []kind{invalidRequest, invalidSpec, invalidJob, notFound, noCheckpoints, switchInProgress, bodyTooLarge, unsupportedMediaType}},
+		{method: "POST", path: "/v1/jobs/{id}/rescale", op: "rescaleJob", summary: "Change a running job's parallelism in place at a checkpoint's barrier", handler: f(s.rescaleJob), checkpoints: true,
+			body:  &body{types: []string{"", "application/json"}, schema: reflect.TypeOf(runtime.RescaleRequest{}), doc: "the job's new default parallelism, and that of sources, operators and sinks by id"},
+			ok:    []answer{{status: 202, doc: "the switch began; GET /v1/jobs/{id} lists the versions and how the switch went", value: runtime.SwitchInfo{}}},
+			kinds: []kind{invalidRequest, invalidSpec, invalidJob, notFound, noCheckpoints, switchInProgress, bodyTooLarge, unsupportedMediaType}},
 		{method: "GET", path: "/v1/openapi.json", op: "getOpenAPI", summary: "This document", handler: f(s.openAPIDoc),
 			ok: []answer{{status: 200, doc: "the OpenAPI 3.1 document of this API", contentType: "application/json"}}},
 		{method: "GET", path: "/v1/schema/job", op: "getJobSchema", summary: "The JSON Schema of a job spec", handler: f(jobSchema),

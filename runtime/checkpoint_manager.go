@@ -14,17 +14,22 @@ import (
 	"wasmstream.io/platform/runtime/plan"
 )
 
-// ErrNoSuchSavepoint: from_savepoint names no savepoint.
-var ErrNoSuchSavepoint = errors.New("no such savepoint")
+// ErrNoSuchSavepoint: from_savepoint names no savepoint; ErrNoSuchCheckpoint:
+// from_checkpoint names no retained checkpoint or savepoint.
+var (
+	ErrNoSuchSavepoint  = errors.New("no such savepoint")
+	ErrNoSuchCheckpoint = errors.New("no such checkpoint (GET /v1/jobs/{id}/checkpoints lists a job's, its retained ones are restorable)")
+)
 
 // prepareCheckpoints sets up a job's checkpointing, checking the savepoint
-// it starts from.
+// (or, given as from_checkpoint, the retained checkpoint) it starts from.
 func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from string, allowNonRestored bool) (*exec.Checkpoints, error) {
+	from, field, anyKind := restoreSource(from) // rescale.go
 	var ref *exec.SavepointRef
 	if from != "" {
 		r, err := exec.ParseSavepointRef(from)
 		if err != nil {
-			return nil, fmt.Errorf("%w: from_savepoint: %w", ErrInvalidJob, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidJob, field, err)
 		}
 		ref = &r
 	}
@@ -34,16 +39,22 @@ func (m *Manager) prepareCheckpoints(ctx context.Context, p *plan.Plan, from str
 	}
 	meta, err := exec.FindCheckpoint(ctx, m.checkpoints, ref.Job, ref.ID)
 	if errors.Is(err, checkpoint.ErrCorrupt) {
-		return nil, fmt.Errorf("%w: from_savepoint: %s: %w", ErrInvalidJob, from, err)
+		return nil, fmt.Errorf("%w: %s: %s: %w", ErrInvalidJob, field, from, err)
+	}
+	if err != nil && anyKind {
+		return nil, fmt.Errorf("%w: %s: %s: %w", ErrInvalidJob, field, from, ErrNoSuchCheckpoint)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: from_savepoint: %s: %w", ErrInvalidJob, from, ErrNoSuchSavepoint)
+		return nil, fmt.Errorf("%w: %s: %s: %w", ErrInvalidJob, field, from, ErrNoSuchSavepoint)
 	}
-	if meta.Kind != checkpoint.KindSavepoint {
-		return nil, fmt.Errorf("%w: from_savepoint: %s is a checkpoint, not a savepoint", ErrInvalidJob, from)
+	if meta.Kind != checkpoint.KindSavepoint && !anyKind {
+		return nil, fmt.Errorf("%w: %s: %s is a checkpoint, not a savepoint (from_checkpoint restores it)", ErrInvalidJob, field, from)
+	}
+	if err := m.checkLineage(ref); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidJob, field, err)
 	}
 	if err := exec.NewRestoreSet(m.checkpoints, meta, allowNonRestored).Check(p); err != nil {
-		return nil, fmt.Errorf("%w: from_savepoint: %w", ErrInvalidJob, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidJob, field, err)
 	}
 	return cp, nil
 }

@@ -206,7 +206,8 @@ func (m *Manager) runLeased(ctx context.Context, rec *jobRecord, rev uint64, lea
 		m.release(lease)
 		return err
 	}
-	j.created, j.ends = rec.Created, rec.Ends
+	settleProbation(rec) // versions.go
+	j.created, j.ends, j.versions = rec.Created, rec.Ends, rec.Versions
 	j.own(lease, rev)
 	m.mu.Lock()
 	if m.closed {

@@ -89,9 +89,11 @@ type JobInfo struct {
 	Checkpoint *exec.CheckpointInfo `json:"checkpoint,omitempty"`
 	// Warnings are what the platform noticed at submission that the user
 	// should know (for example a short duplicate window).
-	Warnings []string     `json:"warnings,omitempty"`
-	Vertices []VertexInfo `json:"vertices,omitempty"`
-	Edges    []EdgeInfo   `json:"edges,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Versions are the job's versions, oldest first (versions.go).
+	Versions []VersionInfo `json:"versions,omitempty"`
+	Vertices []VertexInfo  `json:"vertices,omitempty"`
+	Edges    []EdgeInfo    `json:"edges,omitempty"`
 }
 
 // JobModule is a module reference of a job spec and what it resolved to at

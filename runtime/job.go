@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -50,6 +51,15 @@ type job struct {
 	stopping *SavepointInfo
 	// moved: in cluster mode, another worker took the job's lease over.
 	moved bool
+	// from is the savepoint or checkpoint the job was submitted from.
+	from string
+	// versions is the job's version history (versions.go), empty until
+	// its first upgrade or rescale; switching is its switch to the next
+	// version, and probation is set while the version it runs may still
+	// be rolled back (upgrade_switch.go).
+	versions  []VersionInfo
+	switching *pendingSwitch
+	probation *probation
 
 	// lease is the job's lease in cluster mode (set before start), and
 	// regRev the revision of its registry record this worker last wrote;
@@ -105,9 +115,13 @@ func (j *job) setState(s JobState, failure string) {
 
 // recordLocked is the job's registry record; j.mu is held.
 func (j *job) recordLocked() *jobRecord {
-	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends, Modules: j.refs}
+	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends, Modules: j.refs, Versions: j.versions}
+	if pr := j.probation; pr != nil && !pr.passed {
+		// Until the new version commits, a restart runs the one before.
+		rec.Spec, rec.Modules = pr.previousSpec, pr.previousRefs
+	}
 	if cp := j.x.Checkpoints; cp != nil && cp.From != nil {
-		rec.FromSavepoint, rec.AllowNonRestored = cp.From.String(), cp.AllowNonRestored
+		rec.FromSavepoint, rec.AllowNonRestored = j.from, cp.AllowNonRestored
 	}
 	if !j.ended.IsZero() {
 		ended := j.ended
@@ -117,19 +131,25 @@ func (j *job) recordLocked() *jobRecord {
 }
 
 // persist writes a record to the registry, if the platform has one. A
-// failure is logged: the job keeps running, and only resuming it after a
-// restart is at stake.
-func (j *job) persist(rec *jobRecord) {
-	if j.mgr.registry == nil {
-		return
-	}
+// failure is logged (and returned): the job keeps running, and only
+// resuming it after a restart is at stake.
+func (j *job) persist(rec *jobRecord) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	err := j.persistCtx(ctx, rec)
+	if err != nil {
+		j.log.Warn("job registry write failed", "error", err)
+	}
+	return err
+}
+
+// persistCtx writes a record to the registry, if the platform has one.
+func (j *job) persistCtx(ctx context.Context, rec *jobRecord) error {
+	if j.mgr.registry == nil {
+		return nil
+	}
 	if j.lease == nil {
-		if err := j.mgr.registry.put(ctx, rec); err != nil {
-			j.log.Warn("job registry write failed", "error", err)
-		}
-		return
+		return j.mgr.registry.put(ctx, rec)
 	}
 	// In cluster mode only the lease holder writes the record, with
 	// compare-and-set, so a worker whose lease moved cannot overwrite the
@@ -138,15 +158,15 @@ func (j *job) persist(rec *jobRecord) {
 	defer j.persistMu.Unlock()
 	select {
 	case <-j.lease.Lost():
-		return
+		return fmt.Errorf("job %s: %w", j.id, cluster.ErrLost)
 	default:
 	}
 	rev, err := j.mgr.registry.update(ctx, rec, j.regRev)
 	if err != nil {
-		j.log.Warn("job registry write failed", "error", err)
-		return
+		return err
 	}
 	j.regRev = rev
+	return nil
 }
 
 // boundedEnd returns the end of a bounded source, computing it with compute
@@ -176,6 +196,11 @@ func (j *job) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	j.mu.Lock()
 	j.cancelRun = cancel
+	if j.cancelled {
+		// Cancelled before it started (a version switched to as the
+		// platform shut down): it stops at once.
+		cancel()
+	}
 	j.mu.Unlock()
 	go j.supervise(ctx, cancel)
 }
@@ -199,6 +224,7 @@ func (j *job) Running(tasks []*exec.Task) (done func()) {
 
 // Restarting implements Observer.
 func (j *job) Restarting(attempt int, delay time.Duration, err error) {
+	j.restartDuringSwitch(err) // upgrade_switch.go
 	j.mu.Lock()
 	j.restarts++
 	j.mu.Unlock()
@@ -223,6 +249,9 @@ func (j *job) markRunning() {
 // finish records how the job ended: suspended for a shutdown, canceled,
 // failed or finished.
 func (j *job) finish(err error) {
+	if j.switchOver(err) { // upgrade_switch.go
+		return
+	}
 	j.mu.Lock()
 	cancelled, suspended, moved := j.cancelled, j.suspended, j.moved
 	j.mu.Unlock()
@@ -293,7 +322,7 @@ func (j *job) cancel(ctx context.Context, suspend bool) error {
 // info snapshots the job for the API.
 func (j *job) info() JobInfo {
 	j.mu.Lock()
-	info := JobInfo{ID: j.id, Name: j.x.Plan.Job.Name, State: j.st, Created: j.created, Failure: j.failure, Modules: j.refs, Restarts: j.restarts, Warnings: j.warnings}
+	info := JobInfo{ID: j.id, Name: j.x.Plan.Job.Name, State: j.st, Created: j.created, Failure: j.failure, Modules: j.refs, Restarts: j.restarts, Warnings: j.warnings, Versions: j.versionsLocked()}
 	if j.mgr.cluster != nil {
 		info.Worker = j.mgr.cluster.member.ID()
 	}

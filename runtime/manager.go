@@ -158,6 +158,9 @@ func (m *Manager) resume(ctx context.Context) error {
 			m.past[rec.ID] = rec
 			continue
 		}
+		if err := m.resumeVersions(ctx, rec); err != nil { // versions.go
+			return err
+		}
 		j, err := m.prepare(ctx, rec.ID, rec.Spec, rec.FromSavepoint, rec.AllowNonRestored, rec.Modules)
 		if err != nil {
 			now := time.Now().UTC()
@@ -169,7 +172,7 @@ func (m *Manager) resume(ctx context.Context) error {
 			m.log.Error("job not resumed", "job", rec.ID, "error", err)
 			continue
 		}
-		j.created, j.ends = rec.Created, rec.Ends
+		j.created, j.ends, j.versions = rec.Created, rec.Ends, rec.Versions
 		m.jobs[j.id] = j
 		j.start()
 		m.log.Info("job resumed", "job", j.id, "job_name", rec.Name)
@@ -186,7 +189,7 @@ func (m *Manager) prepare(ctx context.Context, id string, data []byte, from stri
 		return nil, err
 	}
 	j := newJob(id, data, p, m)
-	j.refs = refs
+	j.refs, j.from = refs, from
 	j.x.Checkpoints = cp
 	j.warnings = m.checkpointWarnings(ctx, p)
 	return j, nil
@@ -511,17 +514,24 @@ func (m *Manager) CancelJob(ctx context.Context, id string) (JobInfo, error) {
 	return j.info(), nil
 }
 
-// WaitJob blocks until the job reaches a terminal state or ctx is done.
+// WaitJob blocks until the job reaches a terminal state or ctx is done,
+// following the job through its versions (upgrade_switch.go).
 func (m *Manager) WaitJob(ctx context.Context, id string) (JobInfo, error) {
 	j, ok := m.job(id)
 	if !ok {
 		return JobInfo{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	select {
-	case <-j.done:
-		return j.info(), nil
-	case <-ctx.Done():
-		return j.info(), ctx.Err()
+	for {
+		select {
+		case <-j.done:
+			next, ok := m.job(id)
+			if !ok || next == j {
+				return j.info(), nil
+			}
+			j = next
+		case <-ctx.Done():
+			return j.info(), ctx.Err()
+		}
 	}
 }
 

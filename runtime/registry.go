@@ -39,11 +39,15 @@ type jobRecord struct {
 	// resolved to at submission, so that a resumed job runs the same
 	// modules whatever versions its names have gained since.
 	Modules []JobModule `json:"modules,omitempty"`
+	// Versions is the job's version history once it was upgraded or
+	// rescaled (versions.go); Spec and Modules are its committed
+	// version's.
+	Versions []VersionInfo `json:"versions,omitempty"`
 }
 
 // info is what the API shows of a job only the registry has.
 func (rec *jobRecord) info() JobInfo {
-	return JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure, Modules: rec.Modules}
+	return JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure, Modules: rec.Modules, Versions: rec.Versions}
 }
 
 // registry persists job records in JetStream KV. Writes come from the

@@ -101,6 +101,7 @@ func newJobCommand() *cobra.Command {
 	cmd.AddCommand(newJobSubmitCommand(c), list, get, spec, rm, cancel, newJobResumeCommand(c), newJobWatchCommand(c))
 	cmd.AddCommand(newJobSampleCommand(c), newJobWaitCommand(c), newJobReplayCommand(c), newJobQuarantineCommand(c))
 	cmd.AddCommand(newSavepointCommands(c)...)
+	cmd.AddCommand(newLiveCommands(c)...) // job_upgrade.go
 	return cmd
 }
 
@@ -120,7 +121,7 @@ func (c *client) jobAction(cmd *cobra.Command, method, path string, show func(ru
 }
 
 func newJobSubmitCommand(c *client) *cobra.Command {
-	var from string
+	var from, fromCheckpoint string
 	var allow, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "submit FILE",
@@ -131,6 +132,12 @@ func newJobSubmitCommand(c *client) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if fromCheckpoint != "" {
+				if from != "" {
+					return fmt.Errorf("--from-checkpoint and --from-savepoint: give one")
+				}
+				from = runtime.FromCheckpoint(fromCheckpoint)
+			}
 			if dryRun {
 				return c.dryRun(cmd, args[0], spec, from, allow)
 			}
@@ -139,6 +146,7 @@ func newJobSubmitCommand(c *client) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every check of a submission and print what would run, without starting the job")
 	cmd.Flags().StringVar(&from, "from-savepoint", "", "start from this savepoint (platform job savepoints ID lists them)")
+	cmd.Flags().StringVar(&fromCheckpoint, "from-checkpoint", "", "start from this retained checkpoint or savepoint, JOB-N (platform job checkpoints JOB lists them)")
 	cmd.Flags().BoolVar(&allow, "allow-non-restored-state", false, "with --from-savepoint: drop the state no operator of the job takes")
 	return cmd
 }
@@ -181,8 +189,12 @@ func newJobResumeCommand(c *client) *cobra.Command {
 // set.
 func submitPath(from string, allow bool) string {
 	q := url.Values{}
-	if from != "" {
+	if ref, ok := strings.CutPrefix(from, runtime.FromCheckpoint("")); ok {
+		q.Set("from_checkpoint", ref)
+	} else if from != "" {
 		q.Set("from_savepoint", from)
+	}
+	if from != "" {
 		if allow {
 			q.Set("allow_non_restored_state", "true")
 		}
