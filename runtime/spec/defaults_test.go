@@ -36,7 +36,7 @@ func TestDefaultTags(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[Job]())
-	if count != 28 {
-		t.Errorf("found %d default tags, want 28", count)
+	if count != 29 {
+		t.Errorf("found %d default tags, want 29", count)
 	}
 }

@@ -132,6 +132,7 @@ func (v *validator) settings() {
 	v.parallelism("parallelism", j.Parallelism)
 	v.oneOf("time", j.Time, timeModes...)
 	v.oneOf("on_udf_error", j.OnUDFError, onUDFErrors...)
+	v.oneOf("placement", j.Placement, placements...)
 	switch {
 	case j.OnUDFError == "dead_letter" && j.DeadLetter == "":
 		v.fail("dead_letter_subject", "required when on_udf_error is dead_letter")
