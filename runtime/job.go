@@ -60,6 +60,9 @@ type job struct {
 	// fences are the sink subtasks' fencing tokens under lease, by key.
 	fenceMu sync.Mutex
 	fences  map[string]*connector.Fence
+	// assignment is the placement of the job's current run, in cluster
+	// mode (cluster_spread.go).
+	assignment *cluster.Assignment
 
 	done chan struct{}
 }
@@ -301,6 +304,7 @@ func (j *job) info() JobInfo {
 		ended := j.ended
 		info.Ended = &ended
 	}
+	assignment := j.assignment
 	j.mu.Unlock()
 	if j.x.Checkpoints != nil {
 		info.Checkpoint = j.x.Checkpoints.Info()
@@ -317,6 +321,7 @@ func (j *job) info() JobInfo {
 		}
 		vi.Watermark = exec.VertexWatermark(j.x.Counters[v.ID])
 		vi.Backpressure = j.pressure.Ratio(j.taskName(v))
+		vi.Workers = subtaskWorkers(assignment, j.taskName(v), v.Parallelism)
 		info.Vertices = append(info.Vertices, vi)
 		info.Edges = append(info.Edges, edgeInfos(v)...)
 	}

@@ -36,6 +36,14 @@ type Job struct {
 	// subtask's key (its message id prefix) and subject; nil commits
 	// unfenced.
 	SinkFence func(ctx context.Context, key, subject string) (*connector.Fence, error)
+	// Place, in cluster mode, places each run's subtasks on workers; nil
+	// runs them all here (placement.go).
+	Place Placer
+
+	// part is the placement of the run a worker other than the leader
+	// runs part of (RunPart), and partFail fails that part.
+	part     *Placement
+	partFail func(error)
 }
 
 // Env holds the platform's handles that subtasks use.

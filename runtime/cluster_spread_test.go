@@ -1,0 +1,172 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/wasmbuild"
+)
+
+// spreadCluster is three cluster workers of two slots each on one
+// JetStream, with the seqcheck module and keys×perKey records in IN.
+func spreadCluster(t *testing.T, keys, perKey int) (ms []*Manager, js jetstream.JetStream, module string) {
+	t.Helper()
+	ctx := context.Background()
+	js = newTestJetStream(t)
+	for _, id := range []string{"a", "b", "c"} {
+		ms = append(ms, newClusterWorker(t, js, id, 2))
+	}
+	mod, err := ms[0].UploadModule(ctx, wasmbuild.UDF(t, "seqcheck"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
+		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for s := 1; s <= perKey; s++ {
+		for k := 0; k < keys; k++ {
+			if _, err := js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s%20 == 0 {
+			<-js.PublishAsyncComplete()
+		}
+	}
+	<-js.PublishAsyncComplete()
+	waitFor(t, "every worker sees the others", func() bool {
+		for _, m := range ms {
+			if ws, _ := m.Workers(ctx); len(ws) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	return ms, js, mod.ID
+}
+
+// spreadSpec is a keyed exactly-once job at parallelism 4 spread over the
+// workers: every hash edge crosses workers.
+func spreadSpec(module, checkpoint, sink string) string {
+	return fmt.Sprintf(`
+name: spread
+parallelism: 4
+placement: spread
+checkpoint: {interval: 100ms, mode: exactly_once%s}
+restart: {strategy: fixed_delay, delay: 10ms}
+sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "in.3"], bounded: true}}]
+operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, function: track}}]
+sinks: [{id: out, input: track, jetstream: {subject: out}%s}]
+`, checkpoint, module, sink)
+}
+
+func waitFinished(t *testing.T, m *Manager, id string) JobInfo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	info, err := m.WaitJob(ctx, id)
+	if err != nil || info.State != StateFinished {
+		info, _ = m.GetJob(context.Background(), id)
+		for _, v := range info.Vertices {
+			t.Logf("%s in %d out %d workers %v", v.ID, v.RecordsIn, v.RecordsOut, v.Workers)
+		}
+		t.Logf("checkpoints %+v", info.Checkpoint)
+		t.Fatalf("job %s: %s, %v", info.State, info.Failure, err)
+	}
+	return info
+}
+
+// A keyed exactly-once job spread over three workers gives each key's
+// records exactly once, in order, with each record's state; the job's info
+// names the worker of every subtask.
+func TestClusterSpreadJobExactlyOnce(t *testing.T) {
+	const keys, perKey = 60, 100
+	ms, js, mod := spreadCluster(t, keys, perKey)
+	info, err := ms[0].SubmitJob(context.Background(), []byte(spreadSpec(mod, "", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := ms[0]
+	for _, m := range ms {
+		if _, ok := m.job(info.ID); ok {
+			owner = m
+		}
+	}
+	info = waitFinished(t, owner, info.ID)
+	checkSpreadOutput(t, js, keys, perKey)
+	workers := map[string]bool{}
+	for _, v := range info.Vertices {
+		if len(v.Workers) != v.Parallelism {
+			t.Fatalf("vertex %s: workers %v for %d subtasks", v.ID, v.Workers, v.Parallelism)
+		}
+		for _, w := range v.Workers {
+			workers[w] = true
+		}
+	}
+	if len(workers) != 3 {
+		t.Fatalf("the job ran on %v, want all three workers", workers)
+	}
+}
+
+// checkSpreadOutput reads the records on subject out (the sink fences'
+// messages are on other subjects of the stream): each key's perKey
+// records exactly once, in order, each with the state of the one before.
+func checkSpreadOutput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
+	t.Helper()
+	ctx := context.Background()
+	cons, err := js.OrderedConsumer(ctx, "OUT", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"out"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := map[string]int64{}
+	var read, lost, duplicated, disordered, badState int
+	for {
+		batch, err := cons.Fetch(4096, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := read
+		for msg := range batch.Messages() {
+			read++
+			var o struct {
+				K    string
+				S, P int64
+			}
+			if err := json.Unmarshal(msg.Data(), &o); err != nil {
+				t.Fatalf("output %q: %v", msg.Data(), err)
+			}
+			switch want := next[o.K] + 1; {
+			case o.S < want:
+				duplicated++
+			case o.S > want:
+				disordered++
+				next[o.K] = o.S
+			default:
+				next[o.K] = o.S
+			}
+			if o.P != o.S-1 {
+				badState++
+			}
+		}
+		if read == n {
+			break
+		}
+	}
+	for k := 0; k < keys; k++ {
+		lost += perKey - int(next[fmt.Sprintf("key%d", k)])
+	}
+	if lost+duplicated+disordered+badState > 0 || read != keys*perKey {
+		t.Fatalf("%d outputs: %d lost, %d duplicated, %d out of order, %d with a state that was not the previous record's",
+			read, lost, duplicated, disordered, badState)
+	}
+}
