@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/cluster"
 	"wasmstream.io/platform/internal/wasmbuild"
 )
 
@@ -19,7 +23,7 @@ func spreadCluster(t *testing.T, keys, perKey int) (ms []*Manager, js jetstream.
 	ctx := context.Background()
 	js = newTestJetStream(t)
 	for _, id := range []string{"a", "b", "c"} {
-		ms = append(ms, newClusterWorker(t, js, id, 2))
+		ms = append(ms, newSpreadWorker(t, js, id))
 	}
 	mod, err := ms[0].UploadModule(ctx, wasmbuild.UDF(t, "seqcheck"))
 	if err != nil {
@@ -53,6 +57,33 @@ func spreadCluster(t *testing.T, keys, perKey int) (ms []*Manager, js jetstream.
 		return true
 	})
 	return ms, js, mod.ID
+}
+
+// spreadTimeout is the spread tests' heartbeat timeout: long enough for
+// workers busy compiling modules on a loaded machine.
+const spreadTimeout = 2 * time.Second
+
+// newSpreadWorker is a cluster worker of two slots.
+func newSpreadWorker(t *testing.T, js jetstream.JetStream, id string) *Manager {
+	t.Helper()
+	ctx := context.Background()
+	store, err := checkpoint.NewObjectStore(ctx, js, "CLUSTER_TEST_CHECKPOINTS", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(ctx, Config{
+		DataDir: t.TempDir(), Host: newTestHost(t), JetStream: js, Checkpoints: store, SharedModules: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Cluster: &cluster.Config{
+			Worker:  cluster.Worker{ID: id, Addr: "http://" + id, Slots: 2, Version: "v1", Started: time.Now()},
+			Timeout: spreadTimeout,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m
 }
 
 // spreadSpec is a keyed exactly-once job at parallelism 4 spread over the
@@ -169,4 +200,57 @@ func checkSpreadOutput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
 		t.Fatalf("%d outputs: %d lost, %d duplicated, %d out of order, %d with a state that was not the previous record's",
 			read, lost, duplicated, disordered, badState)
 	}
+}
+
+// A worker running part of a spread job stops heartbeating mid-job, as a
+// killed or frozen one does, and keeps running its part for a while, as a
+// frozen one resumed would: the leader restarts the whole job from its
+// latest checkpoint on the two live workers, and the output is still each
+// key's records exactly once, in order: the stopped worker's sink commits
+// are fenced off.
+func TestClusterSpreadWorkerGone(t *testing.T) {
+	const keys, perKey = 60, 100
+	ms, js, mod := spreadCluster(t, keys, perKey)
+	ctx := context.Background()
+	info, err := ms[0].SubmitJob(ctx, []byte(spreadSpec(mod, "", ", throttle: 2000")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := ms[0].job(info.ID)
+	waitFor(t, "a checkpoint", func() bool {
+		got, _ := ms[0].GetJob(ctx, info.ID)
+		return got.Checkpoint != nil && got.Checkpoint.Completed >= 1
+	})
+	leader.mu.Lock()
+	a := leader.assignment
+	leader.mu.Unlock()
+	var gone *Manager
+	for _, m := range ms[1:] {
+		if slicesContains(a.Workers(), m.cluster.member.ID()) {
+			gone = m
+			break
+		}
+	}
+	gone.cluster.member.Pause()
+	info = waitFinished(t, ms[0], info.ID)
+	if info.Restarts < 1 || info.Checkpoint.Restored == nil {
+		t.Fatalf("%d restarts, restored %+v: want a restart from a checkpoint", info.Restarts, info.Checkpoint.Restored)
+	}
+	for _, v := range info.Vertices {
+		for _, w := range v.Workers {
+			if w == gone.cluster.member.ID() {
+				t.Fatalf("vertex %s still placed on the gone worker: %v", v.ID, v.Workers)
+			}
+		}
+	}
+	checkSpreadOutput(t, js, keys, perKey)
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
