@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -207,50 +208,105 @@ func checkSpreadOutput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
 // frozen one resumed would: the leader restarts the whole job from its
 // latest checkpoint on the two live workers, and the output is still each
 // key's records exactly once, in order: the stopped worker's sink commits
-// are fenced off.
+// are fenced off. With unaligned checkpoints, what barriers overtook in
+// the gates of channels from other workers is restored too.
 func TestClusterSpreadWorkerGone(t *testing.T) {
-	const keys, perKey = 60, 100
-	ms, js, mod := spreadCluster(t, keys, perKey)
+	tests := []struct {
+		name, checkpoint string
+	}{
+		{"aligned", ""},
+		{"unaligned", ", unaligned: true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const keys, perKey = 60, 100
+			ms, js, mod := spreadCluster(t, keys, perKey)
+			ctx := context.Background()
+			info, err := ms[0].SubmitJob(ctx, []byte(spreadSpec(mod, tt.checkpoint, ", throttle: 1000")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			leader, _ := ms[0].job(info.ID)
+			waitFor(t, "a checkpoint", func() bool {
+				for _, st := range leader.x.Checkpoints.History.All() {
+					if st.Status == checkpoint.StatusCompleted {
+						return true
+					}
+				}
+				return false
+			})
+			leader.mu.Lock()
+			a := leader.assignment
+			leader.mu.Unlock()
+			var gone *Manager
+			for _, m := range ms[1:] {
+				if slices.Contains(a.Workers(), m.cluster.member.ID()) {
+					gone = m
+					break
+				}
+			}
+			gone.cluster.member.Pause()
+			info = waitFinished(t, ms[0], info.ID)
+			if info.Restarts < 1 || info.Checkpoint.Restored == nil {
+				t.Fatalf("%d restarts, restored %+v: want a restart from a checkpoint", info.Restarts, info.Checkpoint.Restored)
+			}
+			for _, v := range info.Vertices {
+				if slices.Contains(v.Workers, gone.cluster.member.ID()) {
+					t.Fatalf("vertex %s still placed on the gone worker: %v", v.ID, v.Workers)
+				}
+			}
+			checkSpreadOutput(t, js, keys, perKey)
+		})
+	}
+}
+
+// A throttled sink on the leader backpressures the source subtask another
+// worker runs, across the network exchange, and the leader's backpressure
+// API shows it as it would inside one process: that subtask high, the
+// sink the bottleneck.
+func TestClusterSpreadBackpressureAcrossWorkers(t *testing.T) {
 	ctx := context.Background()
-	info, err := ms[0].SubmitJob(ctx, []byte(spreadSpec(mod, "", ", throttle: 2000")))
+	js := newTestJetStream(t)
+	a, b := newSpreadWorker(t, js, "a"), newSpreadWorker(t, js, "b")
+	waitFor(t, "the workers see each other", func() bool {
+		wa, _ := a.Workers(ctx)
+		wb, _ := b.Workers(ctx)
+		return len(wa) == 2 && len(wb) == 2
+	})
+	info, err := a.SubmitJob(ctx, []byte(`
+name: slow-remote
+placement: spread
+parallelism: 2
+sources: [{id: gen, generator: {kind: sequence}}]
+sinks: [{id: slow, input: gen, parallelism: 1, partition: rebalance, discard: true, throttle: 2000}]
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	leader, _ := ms[0].job(info.ID)
-	waitFor(t, "a checkpoint", func() bool {
-		got, _ := ms[0].GetJob(ctx, info.ID)
-		return got.Checkpoint != nil && got.Checkpoint.Completed >= 1
-	})
-	leader.mu.Lock()
-	a := leader.assignment
-	leader.mu.Unlock()
-	var gone *Manager
-	for _, m := range ms[1:] {
-		if slicesContains(a.Workers(), m.cluster.member.ID()) {
-			gone = m
-			break
-		}
-	}
-	gone.cluster.member.Pause()
-	info = waitFinished(t, ms[0], info.ID)
-	if info.Restarts < 1 || info.Checkpoint.Restored == nil {
-		t.Fatalf("%d restarts, restored %+v: want a restart from a checkpoint", info.Restarts, info.Checkpoint.Restored)
-	}
-	for _, v := range info.Vertices {
-		for _, w := range v.Workers {
-			if w == gone.cluster.member.ID() {
-				t.Fatalf("vertex %s still placed on the gone worker: %v", v.ID, v.Workers)
+	defer func() { _, _ = a.CancelJob(ctx, info.ID) }()
+	bp := waitBackpressure(t, a, info.ID, func(bp BackpressureInfo) bool {
+		for _, v := range bp.Vertices {
+			if v.ID != "gen" {
+				continue
+			}
+			for _, s := range v.Subtasks {
+				if s.Subtask == 1 && s.Level == LevelHigh {
+					return bp.Bottleneck != nil
+				}
 			}
 		}
+		return false
+	})
+	if bp.Bottleneck.Vertex != "slow" {
+		t.Fatalf("bottleneck %+v, want the sink", bp.Bottleneck)
 	}
-	checkSpreadOutput(t, js, keys, perKey)
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
+	got, err := a.GetJob(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range got.Vertices {
+		if v.ID == "gen" && !slices.Equal(v.Workers, []string{"a", "b"}) {
+			t.Fatalf("gen runs on %v, want [a b]", v.Workers)
 		}
 	}
-	return false
 }

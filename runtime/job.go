@@ -82,6 +82,7 @@ func newJob(id string, spec []byte, p *plan.Plan, m *Manager) *job {
 		j.x.Counters[v.ID] = cs
 	}
 	j.pressure = exec.NewPressureSampler()
+	j.x.Pressure = j.pressure
 	return j
 }
 

@@ -36,6 +36,10 @@ type Job struct {
 	// subtask's key (its message id prefix) and subject; nil commits
 	// unfenced.
 	SinkFence func(ctx context.Context, key, subject string) (*connector.Fence, error)
+	// Pressure samples the backpressure of the job's subtasks; in a run
+	// spread over workers, the others send theirs to the leader's. Nil
+	// samples nothing across workers.
+	Pressure *PressureSampler
 	// Place, in cluster mode, places each run's subtasks on workers; nil
 	// runs them all here (placement.go).
 	Place Placer

@@ -73,6 +73,7 @@ const (
 	opNotify   = "notify"
 	opStop     = "stop"
 	opJoin     = "join"
+	opPressure = "pressure"
 	opAck      = "ack"
 	opDecline  = "decline"
 	opFinished = "finished"
@@ -101,6 +102,8 @@ type runMsg struct {
 	Final     map[string][]byte          `json:"final,omitempty"`
 	// Tasks done, of a done report.
 	Tasks []string `json:"tasks,omitempty"`
+	// Pressure are a worker's backpressure samples of its subtasks.
+	Pressure []RemoteSample `json:"pressure,omitempty"`
 }
 
 // decodeRunMsg reads a control message.

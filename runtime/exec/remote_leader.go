@@ -163,6 +163,11 @@ func (l *leaderLink) report(msg *nats.Msg) {
 		return
 	}
 	switch m.Op {
+	case opPressure:
+		if l.j.Pressure != nil {
+			l.j.Pressure.Merge(m.Pressure)
+		}
+		return
 	case opJoin:
 		// A part's tasks are built: it gets the checkpoint in progress,
 		// whose trigger it may have missed.

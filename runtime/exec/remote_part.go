@@ -100,6 +100,9 @@ func (l *partLink) runTasks(ctx context.Context) error {
 		done := j.Observer.Running(tasks)
 		defer done()
 	}
+	if j.Pressure != nil {
+		go l.sendPressure(ctx, tasks)
+	}
 	err = runTasks(ctx, l.cancel, tasks)
 	if l.run != nil {
 		l.run.writers.Wait()
@@ -119,6 +122,35 @@ func (l *partLink) runTasks(ctx context.Context) error {
 	}
 	l.send(runMsg{Op: opDone, Tasks: names})
 	return nil
+}
+
+// sendPressure publishes the part's backpressure samples to the leader
+// every PressureInterval until ctx ends, so that the job's backpressure
+// shows every worker's subtasks. A lost one is replaced by the next.
+func (l *partLink) sendPressure(ctx context.Context, tasks []*Task) {
+	mine := map[SubtaskKey]bool{}
+	for _, t := range tasks {
+		mine[SubtaskKey{t.name, t.subtask}] = true
+	}
+	tick := time.NewTicker(PressureInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		_, samples := l.j.Pressure.Snapshot()
+		m := runMsg{Op: opPressure, Worker: l.pl.Self}
+		for k, s := range samples {
+			if mine[k] {
+				m.Pressure = append(m.Pressure, RemoteSample{Task: k.Task, Subtask: k.Subtask, Sample: s})
+			}
+		}
+		if data, err := json.Marshal(m); err == nil {
+			_ = l.nc.Publish(l.up, data)
+		}
+	}
 }
 
 // partRestore is the checkpoint the leader chose for the run, nil for none.
