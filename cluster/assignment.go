@@ -222,3 +222,16 @@ func (m *Member) PlaceSlots(slots, ownSlots int, spread bool) []string {
 	}
 	return out
 }
+
+// Incarnation is when worker id's process started, as its registration
+// says, if it is registered: a worker restarted under the same id is
+// another incarnation, and runs nothing of a run placed before it.
+func (m *Member) Incarnation(id string) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.seen[id]
+	if !ok || s.gone {
+		return time.Time{}, false
+	}
+	return s.w.Started, true
+}

@@ -62,7 +62,22 @@ func (j *job) place(ctx context.Context, restoreJob string, restore int64, tasks
 		j.log.Info("job placed on several workers", "run", a.Run, "workers", strings.Join(a.Workers(), ","))
 	}
 	return &exec.Placement{Run: a.Run, Self: member.ID(), Leader: member.ID(), Tasks: a.Tasks,
-		RestoreJob: restoreJob, Restore: restore, Alive: member.Alive}, nil
+		RestoreJob: restoreJob, Restore: restore, Alive: sameIncarnations(member, a.Workers())}, nil
+}
+
+// sameIncarnations says whether a worker is alive and still the process
+// that was when the run was placed: one killed and restarted under the
+// same id within the heartbeat timeout lost its part of the run all the
+// same.
+func sameIncarnations(member *cluster.Member, workers []string) func(string) bool {
+	started := map[string]time.Time{}
+	for _, w := range workers {
+		started[w], _ = member.Incarnation(w)
+	}
+	return func(w string) bool {
+		now, ok := member.Incarnation(w)
+		return ok && member.Alive(w) && now.Equal(started[w])
+	}
 }
 
 // subtaskOf is i of a subtask name "<vertex>[i]".
@@ -135,7 +150,9 @@ func (m *Manager) sawAssignment(job string, a *cluster.Assignment) {
 		prev.cancel()
 		delete(c.parts.jobs, job)
 	}
-	if mine == 0 || c.closing {
+	if mine == 0 || c.closing || a.Written.Before(c.member.Self().Started) {
+		// A run placed before this process started had its part here
+		// in an earlier incarnation: the leader restarts it.
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -205,7 +222,7 @@ func (m *Manager) runPart(ctx context.Context, a cluster.Assignment) {
 		}
 	}()
 	pl := &exec.Placement{Run: a.Run, Self: member.ID(), Leader: a.Leader, Tasks: a.Tasks,
-		RestoreJob: a.RestoreJob, Restore: a.Restore, Alive: member.Alive}
+		RestoreJob: a.RestoreJob, Restore: a.Restore, Alive: sameIncarnations(member, a.Workers())}
 	log.Info("running part of a job", "tasks", len(a.Tasks))
 	if err := j.x.RunPart(watch, pl); err != nil && !errors.Is(err, context.Canceled) {
 		log.Warn("part of a job failed", "error", err)
