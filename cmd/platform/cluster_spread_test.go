@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime"
@@ -20,7 +23,7 @@ checkpoint: {interval: 200ms, mode: exactly_once%s}
 restart: {strategy: fixed_delay, delay: 100ms}
 sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "in.3"], bounded: true}}]
 operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, function: track}}]
-sinks: [{id: out, input: track, jetstream: {subject: out}, throttle: 2000}]
+sinks: [{id: out, input: track, jetstream: {subject: out}, throttle: 1000}]
 `
 
 // spreadWorkers are the workers of a running job's subtasks other than its
@@ -98,5 +101,71 @@ func TestClusterSpreadKillNine(t *testing.T) {
 			}
 			checkSequences(t, readSubject(t, js, "OUT", "out"), keys, perKey)
 		})
+	}
+}
+
+// clusterWindowJob is a keyed tumbling count over four source filters,
+// event time with watermarks, at the given parallelism and placement. The
+// watermark's bound is wider than the input's span, so no record is late
+// however the subtasks interleave the filters: the windows fire at the
+// input's end, with the same results at any parallelism.
+const clusterWindowJob = `
+name: cluster-window-%[1]s
+parallelism: %[2]d
+placement: %[3]s
+sources:
+  - id: clicks
+    jetstream: {stream: CLICKS, subjects: [c.0, c.1, c.2, c.3], bounded: true}
+    timestamp: {field: ts}
+    watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 1h}
+operators:
+  - id: count
+    input: clicks
+    key_by: {field: user}
+    window: {type: tumbling, size: 10s}
+    aggregate: {builtin: count}
+sinks:
+  - id: out
+    input: count
+    jetstream: {subject: %[1]s}
+`
+
+// TestClusterSpreadWindow: a keyed window job at parallelism 4 spread over
+// three workers gives exactly the results of the same job in one subtask
+// on one worker: every window of every key, with its timestamp.
+func TestClusterSpreadWindow(t *testing.T) {
+	tc := newTestCluster(t, 3, time.Second)
+	js, closeNATS := tc.connect()
+	defer closeNATS()
+	ctx := context.Background()
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "CLICKS", Subjects: []string{"c.>"}, Storage: jetstream.FileStorage, Replicas: 3},
+		{Name: "WINDOWS", Subjects: []string{"one", "spread"}, Storage: jetstream.FileStorage, Replicas: 3},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var payloads [][]byte
+	for i := range 8000 {
+		c := windowClick{user: fmt.Sprintf("u%d", i%40), amount: i, ts: windowBase + int64(i)*25 - int64(i%7)*50}
+		payloads = append(payloads, c.json())
+	}
+	publishAll(t, js, payloads, func(i int) string { return fmt.Sprintf("c.%d", i%4) })
+	tc.waitFinished(tc.workers[0].submit(fmt.Sprintf(clusterWindowJob, "one", 1, "local")))
+	spread := tc.workers[0].submit(fmt.Sprintf(clusterWindowJob, "spread", 4, "spread"))
+	_, others := tc.spreadWorkers(spread)
+	tc.waitFinished(spread)
+	results := func(subject string) []string {
+		var out []string
+		for _, m := range readStream(t, js, "WINDOWS", subject) {
+			out = append(out, m.Headers().Get("Platform-Timestamp")+" "+string(m.Data()))
+		}
+		slices.Sort(out)
+		return out
+	}
+	one, got := results("one"), results("spread")
+	if len(one) == 0 || !slices.Equal(one, got) {
+		t.Fatalf("spread over %v: %d results, one subtask %d:\n spread %v\n one %v", others, len(got), len(one), got, one)
 	}
 }

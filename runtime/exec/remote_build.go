@@ -61,6 +61,9 @@ func (n *taskNet) takeOvertaken(id int64, channel int, add func(channel int, fra
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.overtaken == nil {
+		return
+	}
 	for bid := range n.overtaken {
 		if bid < id {
 			delete(n.overtaken, bid)
