@@ -57,11 +57,12 @@ func (a *Assignment) Workers() []string {
 
 // Assign records a's run of the lease's job with compare-and-set on the
 // entry's revision as this worker last read it, and returns the
-// assignment with its run number. A worker whose lease was lost writes
-// nothing.
+// assignment with its run number. A worker that knows its lease lost, or
+// finds the entry written under a newer lease of another worker (it took
+// the job over while this one was frozen), writes nothing.
 func (l *Lease) Assign(ctx context.Context, a Assignment) (Assignment, error) {
 	l.mu.Lock()
-	lost := l.isLost || l.released
+	lost := l.isLost
 	a.Job, a.Leader, a.Lease, a.Written = l.rec.Job, l.m.ID(), l.rev, time.Now().UTC()
 	l.mu.Unlock()
 	if lost {
@@ -79,6 +80,10 @@ func (l *Lease) Assign(ctx context.Context, a Assignment) (Assignment, error) {
 		rev, err = kv.Create(ctx, a.Job, data)
 	case err != nil:
 	default:
+		var cur Assignment
+		if json.Unmarshal(entry.Value(), &cur) == nil && cur.Leader != a.Leader && cur.Lease > a.Lease {
+			return a, fmt.Errorf("job %s: assigned by %s under a newer lease: %w", a.Job, cur.Leader, ErrLost)
+		}
 		rev, err = kv.Update(ctx, a.Job, data, entry.Revision())
 	}
 	if isConflict(err) {

@@ -72,18 +72,18 @@ func TestAssignmentByLeaseHolder(t *testing.T) {
 		}
 	}
 	// b takes the lease over once a stops renewing it, as a frozen worker
-	// would: a's next assignment is refused, and b's is the next run.
+	// would: b's assignment is the next run, and a's next one is refused.
 	lease.Forget()
 	eventually(t, "the lease expires for b", func() bool { return b.Lease("j1").Expired })
 	taken, err := b.TakeOver(ctx, "j1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lease.Assign(ctx, Assignment{Tasks: map[string]string{"src[0]": "a"}}); !errors.Is(err, ErrLost) {
-		t.Fatalf("assignment after the lease moved: %v, want ErrLost", err)
-	}
 	third, err := taken.Assign(ctx, Assignment{Tasks: map[string]string{"src[0]": "b"}})
 	if err != nil || third.Run <= second.Run || third.Leader != "b" {
 		t.Fatalf("b's assignment %+v, %v: want run after %d led by b", third, err, second.Run)
+	}
+	if _, err := lease.Assign(ctx, Assignment{Tasks: map[string]string{"src[0]": "a"}}); !errors.Is(err, ErrLost) {
+		t.Fatalf("assignment after the lease moved: %v, want ErrLost", err)
 	}
 }
