@@ -90,6 +90,11 @@ type Member struct {
 	leaseSeen map[string]seenLease
 	// held are the leases this worker holds, by job.
 	held map[string]*Lease
+	// assigned are the jobs' latest assignments, heard by onAssign.
+	assigned map[string]*Assignment
+	onAssign func(job string, a *Assignment)
+	// assignments is the bucket of the jobs' placements.
+	assignments jetstream.KeyValue
 
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -135,11 +140,18 @@ func Join(ctx context.Context, js jetstream.JetStream, cfg Config, report func()
 	if err != nil {
 		return nil, fmt.Errorf("cluster: leases bucket: %w", err)
 	}
+	assignments, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: AssignmentsBucket, Description: "platform job placements: which worker runs each subtask",
+		History: 1, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: assignments bucket: %w", err)
+	}
 	if report == nil {
 		report = func() ([]string, int) { return nil, 0 }
 	}
-	m := &Member{cfg: cfg, log: cfg.Logger.With("worker", w.ID), workers: workers, leases: leases, report: report,
-		seen: map[string]seenWorker{}, leaseSeen: map[string]seenLease{}, held: map[string]*Lease{}}
+	m := &Member{cfg: cfg, log: cfg.Logger.With("worker", w.ID), workers: workers, leases: leases, assignments: assignments, report: report,
+		seen: map[string]seenWorker{}, leaseSeen: map[string]seenLease{}, held: map[string]*Lease{}, assigned: map[string]*Assignment{}}
 	if err := m.heartbeat(ctx); err != nil {
 		return nil, err
 	}
@@ -147,6 +159,11 @@ func Join(ctx context.Context, js jetstream.JetStream, cfg Config, report func()
 	m.stop = stop
 	if err := m.watch(runCtx); err != nil {
 		stop()
+		return nil, err
+	}
+	if err := m.watchAssignments(runCtx); err != nil {
+		stop()
+		m.done.Wait()
 		return nil, err
 	}
 	m.done.Add(1)

@@ -31,6 +31,11 @@ type clusterState struct {
 	// worker has not within the timeout.
 	expiredSince map[string]time.Time
 
+	// parts are the jobs' subtasks this worker runs for their leaders
+	// (cluster_spread.go); closing: it is leaving, and starts no more.
+	parts   parts
+	closing bool
+
 	stop context.CancelFunc
 	done chan struct{}
 }
@@ -42,8 +47,9 @@ func (m *Manager) joinCluster(ctx context.Context, cfg cluster.Config) error {
 	if err != nil {
 		return err
 	}
-	c := &clusterState{member: member, records: map[string]*jobRecord{}, expiredSince: map[string]time.Time{}, done: make(chan struct{})}
+	c := &clusterState{member: member, records: map[string]*jobRecord{}, expiredSince: map[string]time.Time{}, done: make(chan struct{}), parts: parts{jobs: map[string]*part{}}}
 	m.cluster = c
+	member.OnAssignment(m.sawAssignment)
 	runCtx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	if err := m.registry.watch(runCtx, m.log, c.saw); err != nil {
@@ -79,6 +85,9 @@ func (m *Manager) load() (jobs []string, used int) {
 		used += j.slots()
 	}
 	sort.Strings(jobs)
+	if m.cluster != nil {
+		used += m.cluster.partSlots()
+	}
 	return jobs, used
 }
 
@@ -231,6 +240,7 @@ func (j *job) own(lease *cluster.Lease, rev uint64) {
 		j.x.Checkpoints.Lineage = lease
 	}
 	j.x.SinkFence = j.sinkFence
+	j.x.Place = j.place
 	go func() {
 		select {
 		case <-lease.Lost():
@@ -281,6 +291,7 @@ func (m *Manager) leaveCluster(ctx context.Context) error {
 	c := m.cluster
 	c.stop()
 	<-c.done
+	c.stopParts()
 	return c.member.Leave(ctx)
 }
 

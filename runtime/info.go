@@ -136,4 +136,7 @@ type VertexInfo struct {
 	// LateRecords counts the records a window operator found too late for
 	// every window: sent to its late_output, or dropped.
 	LateRecords int64 `json:"late_records,omitempty"`
+	// Workers, in cluster mode, are the workers that run the vertex's
+	// subtasks in the job's current run, by subtask index.
+	Workers []string `json:"workers,omitempty"`
 }

@@ -70,6 +70,9 @@ type job struct {
 	// fences are the sink subtasks' fencing tokens under lease, by key.
 	fenceMu sync.Mutex
 	fences  map[string]*connector.Fence
+	// assignment is the placement of the job's current run, in cluster
+	// mode (cluster_spread.go).
+	assignment *cluster.Assignment
 
 	done chan struct{}
 }
@@ -89,6 +92,7 @@ func newJob(id string, spec []byte, p *plan.Plan, m *Manager) *job {
 		j.x.Counters[v.ID] = cs
 	}
 	j.pressure = exec.NewPressureSampler()
+	j.x.Pressure = j.pressure
 	return j
 }
 
@@ -330,6 +334,7 @@ func (j *job) info() JobInfo {
 		ended := j.ended
 		info.Ended = &ended
 	}
+	assignment := j.assignment
 	j.mu.Unlock()
 	info.Exceptions = j.x.Exceptions.List()
 	if j.x.Checkpoints != nil {
@@ -347,6 +352,7 @@ func (j *job) info() JobInfo {
 		}
 		vi.Watermark = exec.VertexWatermark(j.x.Counters[v.ID])
 		vi.Backpressure = j.pressure.Ratio(j.taskName(v))
+		vi.Workers = subtaskWorkers(assignment, j.taskName(v), v.Parallelism)
 		info.Vertices = append(info.Vertices, vi)
 		info.Edges = append(info.Edges, edgeInfos(v)...)
 	}

@@ -560,7 +560,7 @@ function drawGraph(job, byVertex, bottleneck, failed) {
     const lines = [
       [v.id + (isBottleneck ? "  ◆ bottleneck" : "") + (v.id === failed ? "  ✖ failed" : ""),
         isBottleneck || v.id === failed ? "title flag" : "title"],
-      [v.kind + " ×" + v.parallelism + (b && b.level ? " · " + b.level : ""), ""],
+      [v.kind + " ×" + v.parallelism + onWorkers(v) + (b && b.level ? " · " + b.level : ""), ""],
       [(r ? fixed(r.in, 0) : "–") + " in/s · " + (r ? fixed(r.out, 0) : "–") + " out/s", ""],
       ["watermark " + watermark(v.watermark).replace(/^\d{4}-\d\d-\d\dT(.*)Z$/, "$1"), ""],
     ];
@@ -569,14 +569,24 @@ function drawGraph(job, byVertex, bottleneck, failed) {
       t.textContent = text;
       box.append(t);
     });
-    if (v.id === failed) {
+    const tips = [];
+    if (v.id === failed) tips.push("the last failure names this vertex");
+    if (v.workers && v.workers.length) tips.push("subtasks on workers: " + v.workers.map((w, i) => i + ": " + w).join(", "));
+    if (tips.length) {
       const tip = svgEl("title");
-      tip.textContent = "the last failure names this vertex";
+      tip.textContent = tips.join("\n");
       box.append(tip);
     }
     parts.push(box);
   }
   svg.replaceChildren(...parts);
+}
+
+// onWorkers names, in cluster mode, the workers a vertex's subtasks run
+// on (each once; the box's tooltip lists them by subtask).
+function onWorkers(v) {
+  if (!v.workers || !v.workers.length) return "";
+  return " on " + [...new Set(v.workers)].join(",");
 }
 
 function svgEl(tag, attrs) {

@@ -26,6 +26,15 @@ type builder struct {
 	// checkpoints; restore is what the run restores, nil for nothing.
 	run     *checkpointRun
 	restore *RestoreSet
+	// pl is the run's placement when its subtasks run on several
+	// workers, else nil; leader is the link to the others when this is
+	// the job's leader, and netFailed fails the run from a network
+	// channel (remote_build.go). edgeOrder lists the exchange edges, to
+	// name them alike on every worker.
+	pl        *Placement
+	leader    *leaderLink
+	netFailed func(error)
+	edgeOrder []*plan.Edge
 }
 
 // build creates every task of the job, restoring their state from restore
@@ -37,8 +46,12 @@ func (j *Job) build(ctx context.Context, run *checkpointRun, restore *RestoreSet
 		for _, e := range v.Out {
 			if !e.Chained() {
 				b.edges[e] = exchange.NewEdge(cfg, e.From.Parallelism, e.To.Parallelism)
+				b.edgeOrder = append(b.edgeOrder, e)
 			}
 		}
+	}
+	if err := b.place(ctx, restore); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -53,6 +66,12 @@ func (j *Job) build(ctx context.Context, run *checkpointRun, restore *RestoreSet
 			continue
 		}
 		for i := 0; i < v.Parallelism; i++ {
+			if !b.here(v, i) {
+				if b.leader != nil {
+					tasks = append(tasks, b.leader.stand(v.ID, i, b.pl.worker(v.ID, i)))
+				}
+				continue
+			}
 			t, err := b.task(ctx, v, i)
 			if t != nil {
 				tasks = append(tasks, t)
@@ -62,7 +81,7 @@ func (j *Job) build(ctx context.Context, run *checkpointRun, restore *RestoreSet
 			}
 		}
 	}
-	return tasks, nil
+	return tasks, b.connect(tasks)
 }
 
 // task builds subtask i of the chain headed by v. It returns the task even on

@@ -50,6 +50,9 @@ func (c *taskCheckpoint) overtake(ctx context.Context, t *Task, b checkpoint.Bar
 		}
 	}
 	c.rec = r
+	// What the barrier overtook in this worker's gate, on channels from
+	// other workers, the producers could not save: it is recorded here.
+	t.net.takeOvertaken(b.ID, -1, enc.input)
 	if budget := c.run.j.Env.Budgets.InFlight; int64(len(enc.buf)) > budget {
 		c.decline(checkpoint.ReasonInFlightTooLarge, fmt.Errorf("%w: the barrier overtook %d bytes of output, the budget is %d", ErrInFlightBudget, len(enc.buf), budget))
 		return nil

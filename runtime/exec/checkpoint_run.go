@@ -18,14 +18,28 @@ import (
 // coordinator's goroutine; write starts the goroutines that store a task's
 // blobs, which Wait waits for.
 type checkpointRun struct {
-	j           *Job
-	cp          *Checkpoints
-	coord       *checkpoint.Coordinator
+	j  *Job
+	cp *Checkpoints
+	// coord is the run's coordinator: the job's own, or on a worker that
+	// runs part of the job, the link to the leader's (remote_part.go).
+	coord       coordinator
 	tasks       []*Task
 	exactlyOnce bool
 	// unaligned: checkpoints (not savepoints) travel unaligned.
 	unaligned bool
 	writers   sync.WaitGroup
+	// leader, when the run has subtasks on other workers, tells them of
+	// triggers and notifications (remote_leader.go).
+	leader *leaderLink
+}
+
+// coordinator is what a run's tasks ask of the checkpoint coordinator.
+type coordinator interface {
+	Ack(id int64, task string, blobs map[string]checkpoint.Blob, alignment time.Duration, inFlight int64)
+	Decline(id int64, task string, reason checkpoint.FailureReason, err error)
+	Finished(task string, final map[string][]byte)
+	InProgress() (checkpoint.Barrier, bool)
+	Request()
 }
 
 // taskID names a task to the coordinator: its chain head and subtask.
@@ -47,20 +61,22 @@ func (r *checkpointRun) start(ctx context.Context, tasks []*Task, nextID int64) 
 		names[i] = taskID(t)
 	}
 	cfg := r.cp.cfg
-	r.coord = checkpoint.NewCoordinator(checkpoint.Config{
+	coord := checkpoint.NewCoordinator(checkpoint.Config{
 		Job: r.j.ID, Interval: cfg.Interval.Duration, Timeout: cfg.Timeout.Duration, MinPause: cfg.MinPause.Duration,
 		Retain: cfg.Retain, Store: r.cp.Store, Tasks: names, NextID: nextID, History: r.cp.History, Logger: r.j.Log,
 		// A nil Lineage is a nil Fence.
 		Fence: r.cp.Lineage,
 	}, r)
+	r.coord = coord
 	r.cp.mu.Lock()
-	r.cp.coord = r.coord
+	r.cp.coord = coord
 	r.cp.mu.Unlock()
+	r.leader.started(coord)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.coord.Run(ctx)
+		coord.Run(ctx)
 	}()
 	return func() {
 		cancel()
@@ -68,15 +84,16 @@ func (r *checkpointRun) start(ctx context.Context, tasks []*Task, nextID int64) 
 		r.writers.Wait()
 		r.cp.mu.Lock()
 		r.cp.coord = nil
-		r.cp.nextID = r.coord.NextID()
+		r.cp.nextID = coord.NextID()
 		r.cp.mu.Unlock()
 	}
 }
 
 // Trigger implements checkpoint.Tasks.
 func (r *checkpointRun) Trigger(b checkpoint.Barrier) {
+	r.leader.trigger(b)
 	for _, t := range r.tasks {
-		if t.cp.triggers.Load() {
+		if t.cp != nil && t.cp.triggers.Load() {
 			t.cp.send(control{trigger: &b})
 		}
 	}
@@ -84,7 +101,12 @@ func (r *checkpointRun) Trigger(b checkpoint.Barrier) {
 
 // Notify implements checkpoint.Tasks.
 func (r *checkpointRun) Notify(id int64, completed bool) {
+	r.leader.notify(id, completed)
 	for _, t := range r.tasks {
+		if t.cp == nil {
+			// The stand-in of a subtask on another worker.
+			continue
+		}
 		t.cp.send(control{id: id, completed: completed})
 		if t.gate != nil {
 			t.gate.Wakeup()

@@ -240,6 +240,11 @@ func (c *taskCheckpoint) gateEvent(ctx context.Context, t *Task, channel int, ev
 			// means the recorded one failed.
 			c.abandon()
 		}
+		if c.rec != nil && c.rec.id == b.ID {
+			// What the barrier overtook in this worker's gate, on a
+			// channel from another worker, came before it.
+			t.net.takeOvertaken(b.ID, channel, c.rec.enc.input)
+		}
 		c.arrived(channel, b.ID)
 		first, done, alignment = c.align.barrier(t.gate, channel, b, c.overtakes(b))
 	case exchange.EndOfPartition:

@@ -40,6 +40,18 @@ type Job struct {
 	Exceptions ExceptionHistory
 	// Quarantines are the current run's poison-key quarantines.
 	Quarantines Quarantines
+	// Pressure samples the backpressure of the job's subtasks; in a run
+	// spread over workers, the others send theirs to the leader's. Nil
+	// samples nothing across workers.
+	Pressure *PressureSampler
+	// Place, in cluster mode, places each run's subtasks on workers; nil
+	// runs them all here (placement.go).
+	Place Placer
+
+	// part is the placement of the run a worker other than the leader
+	// runs part of (RunPart), and partFail fails that part.
+	part     *Placement
+	partFail func(error)
 }
 
 // Env holds the platform's handles that subtasks use.

@@ -44,7 +44,14 @@ func NewPressureSampler() *PressureSampler {
 }
 
 // Start samples tasks until the returned stop is called.
-func (p *PressureSampler) Start(tasks []*Task) (stop func()) {
+func (p *PressureSampler) Start(all []*Task) (stop func()) {
+	var tasks []*Task
+	for _, t := range all {
+		// Another worker samples the subtasks it runs (Merge).
+		if t.net == nil || t.net.remote == nil {
+			tasks = append(tasks, t)
+		}
+	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -136,4 +143,21 @@ func (p *PressureSampler) Snapshot() (time.Time, map[SubtaskKey]SubtaskSample) {
 		out[k] = s
 	}
 	return p.sampled, out
+}
+
+// Merge takes the samples of subtasks another worker runs.
+func (p *PressureSampler) Merge(samples []RemoteSample) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range samples {
+		p.samples[SubtaskKey{s.Task, s.Subtask}] = s.Sample
+	}
+}
+
+// RemoteSample is a subtask's sample as a worker sends it to the job's
+// leader.
+type RemoteSample struct {
+	Task    string        `json:"task"`
+	Subtask int           `json:"subtask"`
+	Sample  SubtaskSample `json:"sample"`
 }

@@ -48,6 +48,9 @@ type Task struct {
 	// cp is the task's side of checkpointing, nil when the job takes no
 	// checkpoints (checkpoint_task.go).
 	cp *taskCheckpoint
+	// net is the task's part in a run spread over workers, nil in a run
+	// on one (remote_build.go).
+	net *taskNet
 }
 
 // run processes input until its end (then finishes the chain) or a failure.
@@ -58,6 +61,9 @@ func (t *Task) run(ctx context.Context) (err error) {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
+		if t.net != nil {
+			t.net.ok = err == nil
+		}
 		if cerr := t.close(); err == nil {
 			err = cerr
 		}
@@ -66,6 +72,9 @@ func (t *Task) run(ctx context.Context) (err error) {
 			t.log.Error("task failed", "error", err)
 		}
 	}()
+	if t.net != nil && t.net.remote != nil {
+		return t.net.remote.wait(ctx)
+	}
 	if err = t.replayInFlight(ctx); err != nil {
 		return err
 	}
@@ -229,6 +238,9 @@ func (t *Task) close() error {
 	}
 	if t.dlq != nil {
 		errs = append(errs, t.dlq.Close(ctx))
+	}
+	if t.net != nil {
+		errs = append(errs, t.net.close())
 	}
 	return errors.Join(errs...)
 }

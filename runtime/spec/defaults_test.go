@@ -36,7 +36,7 @@ func TestDefaultTags(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[Job]())
-	if count != 37 {
-		t.Errorf("found %d default tags, want 37", count)
+	if count != 38 {
+		t.Errorf("found %d default tags, want 38", count)
 	}
 }

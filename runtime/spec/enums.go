@@ -7,6 +7,7 @@ import "reflect"
 var (
 	timeModes           = []string{"event", "processing", "ingestion"}
 	onUDFErrors         = []string{"fail", "skip", "dead_letter", "quarantine"}
+	placements          = []string{"local", "spread"}
 	stateBackends       = []string{"memory", "pebble"}
 	checkpointModes     = []string{"exactly_once", "at_least_once"}
 	restartStrategies   = []string{"none", "fixed_delay", "exponential", "failure_rate"}
@@ -27,7 +28,7 @@ var (
 // enums maps a spec type and the json name of one of its fields to the
 // values the field takes.
 var enums = map[reflect.Type]map[string][]string{
-	reflect.TypeFor[Job]():          {"time": timeModes},
+	reflect.TypeFor[Job]():          {"time": timeModes, "placement": placements},
 	reflect.TypeFor[OnUDFError]():   {"policy": onUDFErrors},
 	reflect.TypeFor[StateBackend](): {"backend": stateBackends},
 	reflect.TypeFor[Checkpoint]():   {"mode": checkpointModes},

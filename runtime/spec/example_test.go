@@ -98,6 +98,7 @@ func designJob() *Job {
 		MaxParallelism: 128,
 		Time:           "event",
 		BufferTimeout:  dur("100ms"),
+		Placement:      "local",
 		Checkpoint:     &Checkpoint{Interval: dur("1s"), Mode: "exactly_once", Timeout: dur("1m"), Retain: 3},
 		Restart:        &Restart{Strategy: "exponential", MaxAttempts: 10, Delay: dur("1s"), MaxDelay: dur("5m"), Multiplier: 2, ResetAfter: dur("1h"), MaxFailuresPerInterval: 1, Interval: dur("1m")},
 		OnUDFError:     OnUDFError{Policy: "fail"},

@@ -36,6 +36,7 @@ func minimalJob() *Job {
 		MaxParallelism: 128,
 		Time:           "event",
 		BufferTimeout:  dur("100ms"),
+		Placement:      "local",
 		Restart:        &Restart{Strategy: "none", Delay: dur("1s"), MaxDelay: dur("5m"), Multiplier: 2, ResetAfter: dur("1h"), MaxFailuresPerInterval: 1, Interval: dur("1m")},
 		OnUDFError:     OnUDFError{Policy: "fail"},
 		UDF:            UDFLimits{MemoryLimit: 64 << 20, CallTimeout: dur("10s"), BatchSize: 1024},

@@ -159,6 +159,7 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 	}{
 		{Job{}, "time", job("time: x\n"), "time"},
 		{OnUDFError{}, "policy", job("on_udf_error: x\n"), "on_udf_error"},
+		{Job{}, "placement", job("placement: x\n"), "placement"},
 		{StateBackend{}, "backend", job("state: {backend: x}\n"), "state.backend"},
 		{Checkpoint{}, "mode", job("checkpoint: {interval: 1s, mode: x}\n"), "checkpoint.mode"},
 		{Restart{}, "strategy", job("restart: {strategy: x}\n"), "restart.strategy"},

@@ -15,20 +15,24 @@ import "encoding/json"
 // After Parse, UDF, Restart and State are always set; Checkpoint is nil when
 // the job takes no checkpoints.
 type Job struct {
-	Name           string        `json:"name" required:"true"`
-	Parallelism    int           `json:"parallelism" default:"1"`
-	MaxParallelism int           `json:"max_parallelism" default:"128"`
-	Time           string        `json:"time" default:"event"` // event | processing | ingestion
-	BufferTimeout  Duration      `json:"buffer_timeout" default:"100ms"`
-	Checkpoint     *Checkpoint   `json:"checkpoint,omitempty"`
-	Restart        *Restart      `json:"restart,omitempty" default:"{}"`
-	OnUDFError     OnUDFError    `json:"on_udf_error" default:"fail"`
-	DeadLetter     string        `json:"dead_letter_subject,omitempty"`
-	UDF            UDFLimits     `json:"udf" default:"{}"`
-	State          *StateBackend `json:"state,omitempty" default:"{}"`
-	Sources        []Source      `json:"sources" required:"true"`
-	Operators      []Operator    `json:"operators,omitempty"`
-	Sinks          []Sink        `json:"sinks" required:"true"`
+	Name           string   `json:"name" required:"true"`
+	Parallelism    int      `json:"parallelism" default:"1"`
+	MaxParallelism int      `json:"max_parallelism" default:"128"`
+	Time           string   `json:"time" default:"event"` // event | processing | ingestion
+	BufferTimeout  Duration `json:"buffer_timeout" default:"100ms"`
+	// Placement says where a job's subtasks run in cluster mode: local
+	// (all on the job's leader while it has free slots) or spread (over
+	// the live workers).
+	Placement  string        `json:"placement" default:"local"` // local | spread
+	Checkpoint *Checkpoint   `json:"checkpoint,omitempty"`
+	Restart    *Restart      `json:"restart,omitempty" default:"{}"`
+	OnUDFError OnUDFError    `json:"on_udf_error" default:"fail"`
+	DeadLetter string        `json:"dead_letter_subject,omitempty"`
+	UDF        UDFLimits     `json:"udf" default:"{}"`
+	State      *StateBackend `json:"state,omitempty" default:"{}"`
+	Sources    []Source      `json:"sources" required:"true"`
+	Operators  []Operator    `json:"operators,omitempty"`
+	Sinks      []Sink        `json:"sinks" required:"true"`
 	// Lookups says what async_lookup operators may reach.
 	Lookups *Lookups `json:"lookups,omitempty"`
 }

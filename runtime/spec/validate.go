@@ -136,6 +136,7 @@ func (v *validator) settings() {
 	v.oneOf("time", j.Time, timeModes...)
 	v.onUDFError(&j.OnUDFError)
 	deadLetters := j.OnUDFError.Policy == "dead_letter" || j.OnUDFError.Policy == "quarantine"
+	v.oneOf("placement", j.Placement, placements...)
 	switch {
 	case deadLetters && j.DeadLetter == "":
 		v.fail("dead_letter_subject", "required when on_udf_error is %s", j.OnUDFError.Policy)

@@ -1,0 +1,311 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/checkpoint"
+	"wasmstream.io/platform/cluster"
+	"wasmstream.io/platform/internal/wasmbuild"
+)
+
+// spreadCluster is three cluster workers of two slots each on one
+// JetStream, with the seqcheck module and keys×perKey records in IN.
+func spreadCluster(t *testing.T, keys, perKey int) (ms []*Manager, js jetstream.JetStream, module string) {
+	t.Helper()
+	ctx := context.Background()
+	js = newTestJetStream(t)
+	for _, id := range []string{"a", "b", "c"} {
+		ms = append(ms, newSpreadWorker(t, js, id))
+	}
+	mod, err := ms[0].UploadModule(ctx, wasmbuild.UDF(t, "seqcheck"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
+		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for s := 1; s <= perKey; s++ {
+		for k := 0; k < keys; k++ {
+			if _, err := js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s%20 == 0 {
+			<-js.PublishAsyncComplete()
+		}
+	}
+	<-js.PublishAsyncComplete()
+	waitFor(t, "every worker sees the others", func() bool {
+		for _, m := range ms {
+			if ws, _ := m.Workers(ctx); len(ws) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	return ms, js, mod.ID
+}
+
+// spreadTimeout is the spread tests' heartbeat timeout: long enough for
+// workers busy compiling modules on a loaded machine.
+const spreadTimeout = 2 * time.Second
+
+// newSpreadWorker is a cluster worker of two slots.
+func newSpreadWorker(t *testing.T, js jetstream.JetStream, id string) *Manager {
+	t.Helper()
+	ctx := context.Background()
+	store, err := checkpoint.NewObjectStore(ctx, js, "CLUSTER_TEST_CHECKPOINTS", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(ctx, Config{
+		DataDir: t.TempDir(), Host: newTestHost(t), JetStream: js, Checkpoints: store, SharedModules: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Cluster: &cluster.Config{
+			Worker:  cluster.Worker{ID: id, Addr: "http://" + id, Slots: 2, Version: "v1", Started: time.Now()},
+			Timeout: spreadTimeout,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m
+}
+
+// spreadSpec is a keyed exactly-once job at parallelism 4 spread over the
+// workers: every hash edge crosses workers.
+func spreadSpec(module, checkpoint, sink string) string {
+	return fmt.Sprintf(`
+name: spread
+parallelism: 4
+placement: spread
+checkpoint: {interval: 100ms, mode: exactly_once%s}
+restart: {strategy: fixed_delay, delay: 10ms}
+sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "in.3"], bounded: true}}]
+operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, function: track}}]
+sinks: [{id: out, input: track, jetstream: {subject: out}%s}]
+`, checkpoint, module, sink)
+}
+
+func waitFinished(t *testing.T, m *Manager, id string) JobInfo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	info, err := m.WaitJob(ctx, id)
+	if err != nil || info.State != StateFinished {
+		info, _ = m.GetJob(context.Background(), id)
+		for _, v := range info.Vertices {
+			t.Logf("%s in %d out %d workers %v", v.ID, v.RecordsIn, v.RecordsOut, v.Workers)
+		}
+		t.Logf("checkpoints %+v", info.Checkpoint)
+		t.Fatalf("job %s: %s, %v", info.State, info.Failure, err)
+	}
+	return info
+}
+
+// A keyed exactly-once job spread over three workers gives each key's
+// records exactly once, in order, with each record's state; the job's info
+// names the worker of every subtask.
+func TestClusterSpreadJobExactlyOnce(t *testing.T) {
+	const keys, perKey = 60, 100
+	ms, js, mod := spreadCluster(t, keys, perKey)
+	info, err := ms[0].SubmitJob(context.Background(), []byte(spreadSpec(mod, "", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := ms[0]
+	for _, m := range ms {
+		if _, ok := m.job(info.ID); ok {
+			owner = m
+		}
+	}
+	info = waitFinished(t, owner, info.ID)
+	checkSpreadOutput(t, js, keys, perKey)
+	workers := map[string]bool{}
+	for _, v := range info.Vertices {
+		if len(v.Workers) != v.Parallelism {
+			t.Fatalf("vertex %s: workers %v for %d subtasks", v.ID, v.Workers, v.Parallelism)
+		}
+		for _, w := range v.Workers {
+			workers[w] = true
+		}
+	}
+	if len(workers) != 3 {
+		t.Fatalf("the job ran on %v, want all three workers", workers)
+	}
+}
+
+// checkSpreadOutput reads the records on subject out (the sink fences'
+// messages are on other subjects of the stream): each key's perKey
+// records exactly once, in order, each with the state of the one before.
+func checkSpreadOutput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
+	t.Helper()
+	ctx := context.Background()
+	cons, err := js.OrderedConsumer(ctx, "OUT", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"out"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := map[string]int64{}
+	var read, lost, duplicated, disordered, badState int
+	for {
+		batch, err := cons.Fetch(4096, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := read
+		for msg := range batch.Messages() {
+			read++
+			var o struct {
+				K    string
+				S, P int64
+			}
+			if err := json.Unmarshal(msg.Data(), &o); err != nil {
+				t.Fatalf("output %q: %v", msg.Data(), err)
+			}
+			switch want := next[o.K] + 1; {
+			case o.S < want:
+				duplicated++
+			case o.S > want:
+				disordered++
+				next[o.K] = o.S
+			default:
+				next[o.K] = o.S
+			}
+			if o.P != o.S-1 {
+				badState++
+			}
+		}
+		if read == n {
+			break
+		}
+	}
+	for k := 0; k < keys; k++ {
+		lost += perKey - int(next[fmt.Sprintf("key%d", k)])
+	}
+	if lost+duplicated+disordered+badState > 0 || read != keys*perKey {
+		t.Fatalf("%d outputs: %d lost, %d duplicated, %d out of order, %d with a state that was not the previous record's",
+			read, lost, duplicated, disordered, badState)
+	}
+}
+
+// A worker running part of a spread job stops heartbeating mid-job, as a
+// killed or frozen one does, and keeps running its part for a while, as a
+// frozen one resumed would: the leader restarts the whole job from its
+// latest checkpoint on the two live workers, and the output is still each
+// key's records exactly once, in order: the stopped worker's sink commits
+// are fenced off. (Unaligned checkpoints across workers are tested with
+// real processes: cmd/platform's TestClusterSpreadKillNine.)
+func TestClusterSpreadWorkerGone(t *testing.T) {
+	tests := []struct {
+		name, checkpoint string
+	}{
+		{"aligned", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const keys, perKey = 60, 200
+			ms, js, mod := spreadCluster(t, keys, perKey)
+			ctx := context.Background()
+			info, err := ms[0].SubmitJob(ctx, []byte(spreadSpec(mod, tt.checkpoint, ", throttle: 500")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			leader, _ := ms[0].job(info.ID)
+			waitFor(t, "a checkpoint", func() bool {
+				for _, st := range leader.x.Checkpoints.History.All() {
+					if st.Status == checkpoint.StatusCompleted {
+						return true
+					}
+				}
+				return false
+			})
+			leader.mu.Lock()
+			a := leader.assignment
+			leader.mu.Unlock()
+			var gone *Manager
+			for _, m := range ms[1:] {
+				if slices.Contains(a.Workers(), m.cluster.member.ID()) {
+					gone = m
+					break
+				}
+			}
+			gone.cluster.member.Pause()
+			info = waitFinished(t, ms[0], info.ID)
+			if info.Restarts < 1 || info.Checkpoint.Restored == nil {
+				t.Fatalf("%d restarts, restored %+v: want a restart from a checkpoint", info.Restarts, info.Checkpoint.Restored)
+			}
+			for _, v := range info.Vertices {
+				if slices.Contains(v.Workers, gone.cluster.member.ID()) {
+					t.Fatalf("vertex %s still placed on the gone worker: %v", v.ID, v.Workers)
+				}
+			}
+			checkSpreadOutput(t, js, keys, perKey)
+		})
+	}
+}
+
+// A throttled sink on the leader backpressures the source subtask another
+// worker runs, across the network exchange, and the leader's backpressure
+// API shows it as it would inside one process: that subtask high, the
+// sink the bottleneck.
+func TestClusterSpreadBackpressureAcrossWorkers(t *testing.T) {
+	ctx := context.Background()
+	js := newTestJetStream(t)
+	a, b := newSpreadWorker(t, js, "a"), newSpreadWorker(t, js, "b")
+	waitFor(t, "the workers see each other", func() bool {
+		wa, _ := a.Workers(ctx)
+		wb, _ := b.Workers(ctx)
+		return len(wa) == 2 && len(wb) == 2
+	})
+	info, err := a.SubmitJob(ctx, []byte(`
+name: slow-remote
+placement: spread
+parallelism: 2
+sources: [{id: gen, generator: {kind: sequence}}]
+sinks: [{id: slow, input: gen, parallelism: 1, partition: rebalance, discard: true, throttle: 2000}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = a.CancelJob(ctx, info.ID) }()
+	bp := waitBackpressure(t, a, info.ID, func(bp BackpressureInfo) bool {
+		for _, v := range bp.Vertices {
+			if v.ID != "gen" {
+				continue
+			}
+			for _, s := range v.Subtasks {
+				if s.Subtask == 1 && s.Level == LevelHigh {
+					return bp.Bottleneck != nil
+				}
+			}
+		}
+		return false
+	})
+	if bp.Bottleneck.Vertex != "slow" {
+		t.Fatalf("bottleneck %+v, want the sink", bp.Bottleneck)
+	}
+	got, err := a.GetJob(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range got.Vertices {
+		if v.ID == "gen" && !slices.Equal(v.Workers, []string{"a", "b"}) {
+			t.Fatalf("gen runs on %v, want [a b]", v.Workers)
+		}
+	}
+}
