@@ -9,7 +9,6 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,18 +56,7 @@ func (r *RestoreSet) fail(err error) error {
 
 // blobs are the blobs of kind for vertex, by old subtask.
 func (r *RestoreSet) blobs(kind, vertex string) map[int]checkpoint.Blob {
-	out := map[int]checkpoint.Blob{}
-	prefix := kind + "~" + vertex + "~"
-	for name, b := range r.meta.Blobs {
-		rest, ok := strings.CutPrefix(name, prefix)
-		if !ok {
-			continue
-		}
-		if i, err := strconv.Atoi(rest); err == nil {
-			out[i] = b
-		}
-	}
-	return out
+	return r.meta.SubtaskBlobs(kind, vertex)
 }
 
 // read returns a blob's bytes, checked against its checksum.
@@ -139,13 +127,8 @@ func decodePositions(data []byte) (map[string]uint64, error) {
 // readers opens every blob of kind for vertex, in old subtask order.
 func (r *RestoreSet) readers(ctx context.Context, kind, vertex string) ([]io.Reader, error) {
 	blobs := r.blobs(kind, vertex)
-	subtasks := make([]int, 0, len(blobs))
-	for i := range blobs {
-		subtasks = append(subtasks, i)
-	}
-	sort.Ints(subtasks)
 	out := make([]io.Reader, 0, len(blobs))
-	for _, i := range subtasks {
+	for _, i := range checkpoint.SubtaskOrder(blobs) {
 		data, err := r.read(ctx, blobs[i])
 		if err != nil {
 			return nil, err
