@@ -11,7 +11,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
@@ -243,32 +242,14 @@ sinks: [{id: out, input: match, jetstream: {subject: matches}}]
 	})
 	events(150)
 	matches(2 * len(users))
-	sp, err := m.TriggerSavepoint(ctx, first.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the savepoint", func() bool {
-		sps, err := m.Savepoints(ctx, first.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range sps {
-			if s.ID == sp.ID && s.Status == checkpoint.StatusFailed {
-				t.Fatalf("savepoint failed: %+v", s)
-			}
-			if s.ID == sp.ID && s.Status == checkpoint.StatusCompleted {
-				return true
-			}
-		}
-		return false
-	})
+	sp := waitSavepoint(t, m, first.ID, false)
 	if _, err := m.CancelJob(ctx, first.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.WaitJob(ctx, first.ID); err != nil {
 		t.Fatal(err)
 	}
-	second, err := m.SubmitJobFromSavepoint(ctx, spec(3), sp.ID, false)
+	second, err := m.SubmitJobFromSavepoint(ctx, spec(3), sp, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,21 +162,8 @@ type alert struct {
 
 func sinkAlerts(t testing.TB, js jetstream.JetStream) []alert {
 	t.Helper()
-	ctx := context.Background()
-	st, err := js.Stream(ctx, "ALERTS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []alert
-	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
-		msg, err := st.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, msg := range streamMessages(t, js, "ALERTS") {
 		ts, err := strconv.ParseInt(msg.Header.Get("Platform-Timestamp"), 10, 64)
 		if err != nil {
 			t.Fatal(err)
