@@ -25,19 +25,8 @@ import (
 // test's: events meet no rule, then the first rules, then the changed
 // ones; every subtask holds every rule.
 func TestBroadcastRulesJob(t *testing.T) {
-	m, js := newJetStreamManager(t)
+	m, js, mod := newRulesJob(t)
 	ctx := context.Background()
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "RULES", Subjects: []string{"rules"}}, {Name: "EVENTS", Subjects: []string{"events"}}, {Name: "MATCHES", Subjects: []string{"matches"}},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "rules"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	info, err := m.SubmitJob(ctx, []byte(fmt.Sprintf(`
 name: rules
 sources:
@@ -178,19 +167,8 @@ sinks: [{id: out, input: match, discard: true}]
 // parallelism (2 to 3): every new subtask holds the rules, though the rule
 // stream is not read again, and each user's hits go on from the savepoint.
 func TestBroadcastSavepointRescalesJob(t *testing.T) {
-	m, js := newJetStreamManager(t)
+	m, js, mod := newRulesJob(t)
 	ctx := context.Background()
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "RULES", Subjects: []string{"rules"}}, {Name: "EVENTS", Subjects: []string{"events"}}, {Name: "MATCHES", Subjects: []string{"matches"}},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "rules"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	spec := func(p int) []byte {
 		return fmt.Appendf(nil, `
 name: rules
@@ -271,4 +249,24 @@ sinks: [{id: out, input: match, jetstream: {subject: matches}}]
 	if err != nil || vertexInfo(info, "match").Parallelism != 3 || vertexInfo(info, "match").RecordsIn != int64(len(users)) {
 		t.Fatalf("restored job: %+v, %v", vertexInfo(info, "match"), err)
 	}
+}
+
+// newRulesJob starts a manager on JetStream with udfs/rules uploaded and
+// the empty streams RULES (rules), EVENTS (events) and MATCHES (matches).
+func newRulesJob(t *testing.T) (*Manager, jetstream.JetStream, ModuleInfo) {
+	t.Helper()
+	m, js := newJetStreamManager(t)
+	ctx := context.Background()
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "RULES", Subjects: []string{"rules"}}, {Name: "EVENTS", Subjects: []string{"events"}}, {Name: "MATCHES", Subjects: []string{"matches"}},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, js, mod
 }
