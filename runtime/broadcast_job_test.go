@@ -3,8 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +11,6 @@ import (
 
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/plan"
-	"wasmstream.io/platform/runtime/spec"
 	"wasmstream.io/platform/state"
 )
 
@@ -103,22 +100,7 @@ sinks: [{id: out, input: match, jetstream: {subject: matches}}]
 // against the rules module: a keyed edge, then the broadcast one.
 func TestRulesJobSpecPlans(t *testing.T) {
 	m := newTestManager(t)
-	mod, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, "rules"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "udfs", "rules", "job.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := spec.Parse([]byte(strings.ReplaceAll(string(text), "${MODULE}", mod.ID)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(j, m.lookupDescription)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := planExampleJob(t, m, "rules")
 	v := p.Vertex("match")
 	if len(v.In) != 2 || v.In[0].Ship != plan.ShipHash || v.In[0].From.ID != "events" || v.In[1].Ship != plan.ShipBroadcast ||
 		v.In[1].From.ID != "rules" || v.Fn.Function != "match" || v.Broadcast.Function != "update" {
