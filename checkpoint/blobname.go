@@ -1,6 +1,9 @@
 package checkpoint
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,4 +42,18 @@ func SubtaskOrder(blobs map[int]Blob) []int {
 	}
 	sort.Ints(subtasks)
 	return subtasks
+}
+
+// ReadSubtasks reads blobs, blobs of checkpoint m in store by subtask, in
+// subtask order, each checked against its size and checksum.
+func ReadSubtasks(ctx context.Context, store Store, m *Metadata, blobs map[int]Blob) ([]io.Reader, error) {
+	out := make([]io.Reader, 0, len(blobs))
+	for _, i := range SubtaskOrder(blobs) {
+		data, err := store.GetBlob(ctx, m.Job, m.ID, blobs[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bytes.NewReader(data))
+	}
+	return out, nil
 }

@@ -1,7 +1,11 @@
 package checkpoint
 
 import (
+	"context"
+	"io"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +42,42 @@ func TestSubtaskBlobs(t *testing.T) {
 				t.Fatalf("SubtaskOrder = %v, want %v", order, tt.order)
 			}
 		})
+	}
+}
+
+// ReadSubtasks gives the blobs' bytes in subtask order, and a blob whose
+// bytes no longer match its checksum is an error.
+func TestReadSubtasks(t *testing.T) {
+	ctx := context.Background()
+	s := NewDirStore(t.TempDir())
+	m := &Metadata{Job: "job", ID: 1}
+	blobs := map[int]Blob{}
+	for _, i := range []int{2, 0, 1} {
+		b, err := s.PutBlob(ctx, "job", 1, BlobName("window", "w", i), []byte("subtask "+strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blobs[i] = b
+	}
+	readers, err := ReadSubtasks(ctx, s, m, blobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range readers {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(data))
+	}
+	if want := []string{"subtask 0", "subtask 1", "subtask 2"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("read %q, want %q", got, want)
+	}
+	bad := blobs[1]
+	bad.SHA256 = strings.Repeat("0", 64)
+	blobs[1] = bad
+	if _, err := ReadSubtasks(ctx, s, m, blobs); err == nil {
+		t.Fatal("a blob with another checksum was read")
 	}
 }

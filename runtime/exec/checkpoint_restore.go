@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,14 +125,9 @@ func decodePositions(data []byte) (map[string]uint64, error) {
 
 // readers opens every blob of kind for vertex, in old subtask order.
 func (r *RestoreSet) readers(ctx context.Context, kind, vertex string) ([]io.Reader, error) {
-	blobs := r.blobs(kind, vertex)
-	out := make([]io.Reader, 0, len(blobs))
-	for _, i := range checkpoint.SubtaskOrder(blobs) {
-		data, err := r.read(ctx, blobs[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, bytes.NewReader(data))
+	out, err := checkpoint.ReadSubtasks(ctx, r.store, r.meta, r.blobs(kind, vertex))
+	if err != nil {
+		return nil, r.fail(err)
 	}
 	return out, nil
 }

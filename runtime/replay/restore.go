@@ -139,13 +139,5 @@ func (s *snapshot) windowState(ctx context.Context, op *plan.Vertex, kg int) ([]
 	if len(blobs) == 0 {
 		return nil, fmt.Errorf("%w: checkpoint %d has no window state of operator %q for key group %d", ErrKeyNotInCheckpoint, s.meta.ID, op.ID, kg)
 	}
-	out := make([]io.Reader, 0, len(blobs))
-	for _, i := range checkpoint.SubtaskOrder(blobs) {
-		data, err := s.read(ctx, blobs[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, bytes.NewReader(data))
-	}
-	return out, nil
+	return checkpoint.ReadSubtasks(ctx, s.store, s.meta, blobs)
 }
