@@ -3,18 +3,14 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/internal/wasmbuild"
 	"wasmstream.io/platform/runtime/plan"
-	"wasmstream.io/platform/runtime/spec"
 	"wasmstream.io/platform/state"
 )
 
@@ -26,19 +22,8 @@ import (
 // test's: events meet no rule, then the first rules, then the changed
 // ones; every subtask holds every rule.
 func TestBroadcastRulesJob(t *testing.T) {
-	m, js := newJetStreamManager(t)
+	m, js, mod := newRulesJob(t)
 	ctx := context.Background()
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "RULES", Subjects: []string{"rules"}}, {Name: "EVENTS", Subjects: []string{"events"}}, {Name: "MATCHES", Subjects: []string{"matches"}},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "rules"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	info, err := m.SubmitJob(ctx, []byte(fmt.Sprintf(`
 name: rules
 sources:
@@ -115,22 +100,7 @@ sinks: [{id: out, input: match, jetstream: {subject: matches}}]
 // against the rules module: a keyed edge, then the broadcast one.
 func TestRulesJobSpecPlans(t *testing.T) {
 	m := newTestManager(t)
-	mod, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, "rules"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "udfs", "rules", "job.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := spec.Parse([]byte(strings.ReplaceAll(string(text), "${MODULE}", mod.ID)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(j, m.lookupDescription)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := planExampleJob(t, m, "rules")
 	v := p.Vertex("match")
 	if len(v.In) != 2 || v.In[0].Ship != plan.ShipHash || v.In[0].From.ID != "events" || v.In[1].Ship != plan.ShipBroadcast ||
 		v.In[1].From.ID != "rules" || v.Fn.Function != "match" || v.Broadcast.Function != "update" {
@@ -179,19 +149,8 @@ sinks: [{id: out, input: match, discard: true}]
 // parallelism (2 to 3): every new subtask holds the rules, though the rule
 // stream is not read again, and each user's hits go on from the savepoint.
 func TestBroadcastSavepointRescalesJob(t *testing.T) {
-	m, js := newJetStreamManager(t)
+	m, js, mod := newRulesJob(t)
 	ctx := context.Background()
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "RULES", Subjects: []string{"rules"}}, {Name: "EVENTS", Subjects: []string{"events"}}, {Name: "MATCHES", Subjects: []string{"matches"}},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "rules"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	spec := func(p int) []byte {
 		return fmt.Appendf(nil, `
 name: rules
@@ -243,32 +202,14 @@ sinks: [{id: out, input: match, jetstream: {subject: matches}}]
 	})
 	events(150)
 	matches(2 * len(users))
-	sp, err := m.TriggerSavepoint(ctx, first.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the savepoint", func() bool {
-		sps, err := m.Savepoints(ctx, first.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range sps {
-			if s.ID == sp.ID && s.Status == checkpoint.StatusFailed {
-				t.Fatalf("savepoint failed: %+v", s)
-			}
-			if s.ID == sp.ID && s.Status == checkpoint.StatusCompleted {
-				return true
-			}
-		}
-		return false
-	})
+	sp := waitSavepoint(t, m, first.ID, false)
 	if _, err := m.CancelJob(ctx, first.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.WaitJob(ctx, first.ID); err != nil {
 		t.Fatal(err)
 	}
-	second, err := m.SubmitJobFromSavepoint(ctx, spec(3), sp.ID, false)
+	second, err := m.SubmitJobFromSavepoint(ctx, spec(3), sp, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,4 +231,24 @@ sinks: [{id: out, input: match, jetstream: {subject: matches}}]
 	if err != nil || vertexInfo(info, "match").Parallelism != 3 || vertexInfo(info, "match").RecordsIn != int64(len(users)) {
 		t.Fatalf("restored job: %+v, %v", vertexInfo(info, "match"), err)
 	}
+}
+
+// newRulesJob starts a manager on JetStream with udfs/rules uploaded and
+// the empty streams RULES (rules), EVENTS (events) and MATCHES (matches).
+func newRulesJob(t *testing.T) (*Manager, jetstream.JetStream, ModuleInfo) {
+	t.Helper()
+	m, js := newJetStreamManager(t)
+	ctx := context.Background()
+	for _, s := range []jetstream.StreamConfig{
+		{Name: "RULES", Subjects: []string{"rules"}}, {Name: "EVENTS", Subjects: []string{"events"}}, {Name: "MATCHES", Subjects: []string{"matches"}},
+	} {
+		if _, err := js.CreateStream(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mod, err := m.UploadModule(ctx, wasmbuild.UDF(t, "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, js, mod
 }

@@ -105,7 +105,6 @@ func (f *failureSchedule) inject(point, job, task string) error {
 func TestFailingMapperSchedule(t *testing.T) {
 	const keys, perKey = 200, 500
 	m, js, mod := newSeqcheckJob(t, keys, perKey)
-	ctx := context.Background()
 	spec := fmt.Sprintf(`
 name: failing
 parallelism: 2
@@ -115,19 +114,29 @@ sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "i
 operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, function: track}}]
 sinks: [{id: out, input: track, jetstream: {subject: out}}]
 `, mod.ID)
+	runFailureSchedule(t, m, []byte(spec), 2*time.Minute)
+	checkSeqOutput(t, js, keys, perKey)
+}
+
+// runFailureSchedule runs the job of spec on m through the failure
+// schedule, a failure every second checkpoint, and waits up to timeout for
+// it to finish after all five failures. It returns the failures injected.
+func runFailureSchedule(t *testing.T, m *Manager, spec []byte, timeout time.Duration) []string {
+	t.Helper()
+	ctx := context.Background()
 	sched := &failureSchedule{m: m, every: 2}
 	m.env.Faults = sched.inject
 	// The job id is not known before it starts: the schedule learns it
 	// before any checkpoint completes, which is before it can fire.
 	sched.mu.Lock()
-	info, err := m.SubmitJob(ctx, []byte(spec))
+	info, err := m.SubmitJob(ctx, spec)
 	if err != nil {
 		sched.mu.Unlock()
 		t.Fatal(err)
 	}
 	sched.job = info.ID
 	sched.mu.Unlock()
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	info, err = m.WaitJob(wctx, info.ID)
 	if err != nil || info.State != StateFinished {
@@ -137,9 +146,10 @@ sinks: [{id: out, input: track, jetstream: {subject: out}}]
 	injected := append([]string(nil), sched.injected...)
 	sched.mu.Unlock()
 	if len(injected) != 5 || info.Restarts != 5 {
-		t.Fatalf("injected %q, %d restarts, %d checkpoints", injected, info.Restarts, info.Checkpoint.Completed)
+		t.Fatalf("injected %q, %d restarts, %d checkpoints: the job ended before the whole schedule", injected, info.Restarts, info.Checkpoint.Completed)
 	}
-	checkSeqOutput(t, js, keys, perKey)
+	t.Logf("failures %q, %d restarts, %d checkpoints", injected, info.Restarts, info.Checkpoint.Completed)
+	return injected
 }
 
 // checkSeqOutput reads the OUT stream and asserts seqcheck's outputs are

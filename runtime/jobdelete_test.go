@@ -20,7 +20,7 @@ sinks: [{id: out, input: up, discard: true}]
 `
 
 // waitSavepoint triggers a savepoint of job (a stopping one with stop)
-// and waits until it completed.
+// and waits until it completed; a failed savepoint fails the test.
 func waitSavepoint(t *testing.T, m *Manager, job string, stop bool) string {
 	t.Helper()
 	ctx := context.Background()
@@ -45,6 +45,9 @@ func waitSavepoint(t *testing.T, m *Manager, job string, stop bool) string {
 			t.Fatal(err)
 		}
 		for _, s := range list {
+			if s.ID == sp.ID && s.Status == checkpoint.StatusFailed {
+				t.Fatalf("savepoint failed: %+v", s)
+			}
 			if s.ID == sp.ID && s.Status == checkpoint.StatusCompleted {
 				return sp.ID
 			}

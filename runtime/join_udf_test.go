@@ -127,25 +127,33 @@ func TestExampleJoinJobsPlan(t *testing.T) {
 	m := newTestManager(t)
 	for _, name := range []string{"newusers", "attribution"} {
 		t.Run(name, func(t *testing.T) {
-			mod, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			text, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "udfs", name, "job.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			j, err := spec.Parse([]byte(strings.ReplaceAll(string(text), "${MODULE}", mod.ID)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := plan.Build(j, m.lookupDescription)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, mod := planExampleJob(t, m, name)
 			if got := p.ModuleIDs(); len(got) != 1 || got[0] != mod.ID {
 				t.Fatalf("modules %v", got)
 			}
 		})
 	}
+}
+
+// planExampleJob uploads the module of udfs/name to m and plans its job
+// spec, udfs/name/job.yaml, with the module in place of ${MODULE}.
+func planExampleJob(t *testing.T, m *Manager, name string) (*plan.Plan, ModuleInfo) {
+	t.Helper()
+	mod, err := m.UploadModule(context.Background(), wasmbuild.UDF(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "udfs", name, "job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := spec.Parse([]byte(strings.ReplaceAll(string(text), "${MODULE}", mod.ID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(j, m.lookupDescription)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, mod
 }

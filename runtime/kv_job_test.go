@@ -16,24 +16,8 @@ import (
 // key and op from the Platform-Key and Platform-Op headers a sink adds.
 func streamRecords(t *testing.T, js jetstream.JetStream, name string) []string {
 	t.Helper()
-	ctx := context.Background()
-	st, err := js.Stream(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
-		m, err := st.GetMsg(ctx, seq)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range streamMessages(t, js, name) {
 		out = append(out, fmt.Sprintf("%s=%s %s", m.Header.Get("Platform-Key"), m.Data, m.Header.Get("Platform-Op")))
 	}
 	return out

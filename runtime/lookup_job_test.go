@@ -99,10 +99,7 @@ func TestAsyncLookupJobFailures(t *testing.T) {
 		want = append(want, fmt.Sprintf(`{"order":%s,"profile":%s}`, order, profile))
 	}
 	<-js.PublishAsyncComplete()
-	sched := &failureSchedule{m: m, every: 2}
-	m.env.Faults = sched.inject
-	sched.mu.Lock()
-	info, err := m.SubmitJob(ctx, fmt.Appendf(nil, `
+	injected := runFailureSchedule(t, m, fmt.Appendf(nil, `
 name: lookup-failures
 checkpoint: {interval: 20ms, mode: exactly_once}
 restart: {strategy: fixed_delay, delay: 10ms}
@@ -113,26 +110,7 @@ operators:
     async_lookup: {module: %s, request: ask_kv, function: join, capacity: 16, output: unordered}
 sinks:
   - {id: out, input: enrich, jetstream: {subject: orders.enriched}}
-`, mod.ID))
-	if err != nil {
-		sched.mu.Unlock()
-		t.Fatal(err)
-	}
-	sched.job = info.ID
-	sched.mu.Unlock()
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	info, err = m.WaitJob(wctx, info.ID)
-	if err != nil || info.State != StateFinished {
-		t.Fatalf("job %s: %s, %v", info.State, info.Failure, err)
-	}
-	sched.mu.Lock()
-	injected := append([]string(nil), sched.injected...)
-	sched.mu.Unlock()
-	if len(injected) != 5 || info.Restarts != 5 {
-		t.Fatalf("injected %q, %d restarts: the job ended before the whole schedule", injected, info.Restarts)
-	}
-	t.Logf("failures %q, %d restarts, %d checkpoints", injected, info.Restarts, info.Checkpoint.Completed)
+`, mod.ID), 3*time.Minute)
 	got := streamValues(t, js, "ENRICHED")
 	slices.Sort(got)
 	slices.Sort(want)

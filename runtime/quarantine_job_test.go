@@ -24,24 +24,11 @@ type letter struct {
 
 func deadLetters(t *testing.T, js jetstream.JetStream, name string) []letter {
 	t.Helper()
-	ctx := context.Background()
-	st, err := js.Stream(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []letter
-	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
-		m, err := st.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range streamMessages(t, js, name) {
 		n, err := strconv.Atoi(m.Header.Get("n"))
 		if err != nil || string(m.Data) != "poison" || m.Header.Get(operator.HeaderOperator) != "m" || m.Header.Get(operator.HeaderError) == "" {
-			t.Fatalf("dead letter %d: %q with headers %v", seq, m.Data, m.Header)
+			t.Fatalf("dead letter %d: %q with headers %v", m.Sequence, m.Data, m.Header)
 		}
 		out = append(out, letter{n, m.Header.Get(operator.HeaderQuarantine) == "parked"})
 	}

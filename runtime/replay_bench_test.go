@@ -44,19 +44,7 @@ func BenchmarkReplayKey(b *testing.B) {
 	for i := range records {
 		after = append(after, fmt.Appendf(nil, `{"user":"u%d","ts":%d}`, i%100, 1000+i))
 	}
-	job, cp := runAroundCheckpoint(b, m, js, `
-name: clicks
-checkpoint: {interval: 100ms, mode: exactly_once, retain: 1000}
-sources:
-  - id: transactions
-    jetstream: {stream: TRANSACTIONS}
-    timestamp: {field: ts}
-    watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 0s, interval: 0s}
-operators:
-  - {id: counts, input: transactions, key_by: {field: user}, window: {type: tumbling, size: 1s}, aggregate: {builtin: count}}
-sinks:
-  - {id: out, input: counts, jetstream: {subject: alerts}}
-`, [][]byte{[]byte(`{"user":"u3","ts":999}`)}, after, 1901)
+	job, cp := runAroundCheckpoint(b, m, js, clicksJob, [][]byte{[]byte(`{"user":"u3","ts":999}`)}, after, 1901)
 	b.ResetTimer()
 	for range b.N {
 		events := replayEvents(b, m, job, replay.Request{Checkpoint: cp, Key: replay.Bytes("u3")})

@@ -162,21 +162,8 @@ type alert struct {
 
 func sinkAlerts(t testing.TB, js jetstream.JetStream) []alert {
 	t.Helper()
-	ctx := context.Background()
-	st, err := js.Stream(ctx, "ALERTS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []alert
-	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
-		msg, err := st.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, msg := range streamMessages(t, js, "ALERTS") {
 		ts, err := strconv.ParseInt(msg.Header.Get("Platform-Timestamp"), 10, 64)
 		if err != nil {
 			t.Fatal(err)
@@ -383,19 +370,7 @@ func TestReplayKeyWindow(t *testing.T) {
 	}
 	after = append(after, click("u3", 1500), click("u1", 1600), click("z", 5000))
 	// Results: [0, 1000) of u0..u4, [1000, 2000) of u3 and u1.
-	job, cp := runAroundCheckpoint(t, m, js, `
-name: clicks
-checkpoint: {interval: 100ms, mode: exactly_once, retain: 1000}
-sources:
-  - id: transactions
-    jetstream: {stream: TRANSACTIONS}
-    timestamp: {field: ts}
-    watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 0s, interval: 0s}
-operators:
-  - {id: counts, input: transactions, key_by: {field: user}, window: {type: tumbling, size: 1s}, aggregate: {builtin: count}}
-sinks:
-  - {id: out, input: counts, jetstream: {subject: alerts}}
-`, before, after, 7)
+	job, cp := runAroundCheckpoint(t, m, js, clicksJob, before, after, 7)
 	var want []alert
 	for _, a := range sinkAlerts(t, js) {
 		if a.epoch > cp && string(a.key) == "u3" {
@@ -429,3 +404,19 @@ sinks:
 		t.Fatalf("u3's first window counted %s, want 7 (1 before the checkpoint, 6 after)", want[0].value)
 	}
 }
+
+// clicksJob counts each user's clicks in 1 s event-time windows, from
+// stream TRANSACTIONS to subject alerts.
+const clicksJob = `
+name: clicks
+checkpoint: {interval: 100ms, mode: exactly_once, retain: 1000}
+sources:
+  - id: transactions
+    jetstream: {stream: TRANSACTIONS}
+    timestamp: {field: ts}
+    watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 0s, interval: 0s}
+operators:
+  - {id: counts, input: transactions, key_by: {field: user}, window: {type: tumbling, size: 1s}, aggregate: {builtin: count}}
+sinks:
+  - {id: out, input: counts, jetstream: {subject: alerts}}
+`

@@ -27,20 +27,12 @@ func TestKillNineDeadLetters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills platform processes")
 	}
-	c := &child{t: t, bin: buildPlatform(t), dir: t.TempDir(), http: fmt.Sprintf("127.0.0.1:%d", freePort(t)), natsPort: freePort(t)}
-	t.Cleanup(c.stop)
-	c.start()
-	js, closeNATS := c.connect()
-	ctx := context.Background()
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
-		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
-		{Name: "DLQ", Subjects: []string{"dlq"}, Storage: jetstream.FileStorage},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c, js, closeNATS := startChild(t)
+	createStreams(t, js,
+		jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
+		jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
+		jetstream.StreamConfig{Name: "DLQ", Subjects: []string{"dlq"}, Storage: jetstream.FileStorage},
+	)
 	// Record i has the header Seq: i; every eighth has the value the
 	// function rejects.
 	const n = 2000
@@ -59,11 +51,7 @@ func TestKillNineDeadLetters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	select {
-	case <-js.PublishAsyncComplete():
-	case <-time.After(time.Minute):
-		t.Fatal("publishing timed out")
-	}
+	awaitPublished(t, js)
 
 	mod := c.upload(wasmbuild.UDF(t, "faulty-wat"))
 	// The throttle stretches the run over a few seconds, so that the kills

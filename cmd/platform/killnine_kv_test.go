@@ -51,10 +51,7 @@ func TestKillNineKVSink(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills platform processes")
 	}
-	c := &child{t: t, bin: buildPlatform(t), dir: t.TempDir(), http: fmt.Sprintf("127.0.0.1:%d", freePort(t)), natsPort: freePort(t)}
-	t.Cleanup(c.stop)
-	c.start()
-	js, closeNATS := c.connect()
+	c, js, closeNATS := startChild(t)
 	ctx := context.Background()
 	const keys, perKey = 1000, 300
 	// Key after key: each key's records end early in the run, so that a

@@ -56,10 +56,7 @@ func TestKillNineObjectStoreSink(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills platform processes")
 	}
-	c := &child{t: t, bin: buildPlatform(t), dir: t.TempDir(), http: fmt.Sprintf("127.0.0.1:%d", freePort(t)), natsPort: freePort(t)}
-	t.Cleanup(c.stop)
-	c.start()
-	js, closeNATS := c.connect()
+	c, js, closeNATS := startChild(t)
 	ctx := context.Background()
 	const keys, perKey = 1000, 200
 	payloads, subject := seqRecords(keys, perKey, 4, "in")

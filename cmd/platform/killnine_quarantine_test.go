@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -30,21 +29,13 @@ func TestKillNineQuarantine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills platform processes")
 	}
-	c := &child{t: t, bin: buildPlatform(t), dir: t.TempDir(), http: fmt.Sprintf("127.0.0.1:%d", freePort(t)), natsPort: freePort(t)}
-	t.Cleanup(c.stop)
-	c.start()
-	js, closeNATS := c.connect()
+	c, js, closeNATS := startChild(t)
 	defer func() { closeNATS() }()
-	ctx := context.Background()
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "IN", Subjects: []string{"in"}, Storage: jetstream.FileStorage},
-		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
-		{Name: "DLQ", Subjects: []string{"dlq"}, Storage: jetstream.FileStorage},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createStreams(t, js,
+		jetstream.StreamConfig{Name: "IN", Subjects: []string{"in"}, Storage: jetstream.FileStorage},
+		jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
+		jetstream.StreamConfig{Name: "DLQ", Subjects: []string{"dlq"}, Storage: jetstream.FileStorage},
+	)
 	const n = 1500
 	poison := func(i int) bool { return i%10 == 7 }
 	var poisoned []int
@@ -60,11 +51,7 @@ func TestKillNineQuarantine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	select {
-	case <-js.PublishAsyncComplete():
-	case <-time.After(time.Minute):
-		t.Fatal("publishing timed out")
-	}
+	awaitPublished(t, js)
 	good := uint64(n - len(poisoned))
 	kinds, faulty := c.upload(wasmbuild.UDF(t, "kinds")), c.upload(wasmbuild.UDF(t, "faulty-wat"))
 	jobID := c.submit(fmt.Sprintf(`

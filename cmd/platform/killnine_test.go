@@ -96,6 +96,27 @@ func awaitPublished(t *testing.T, js jetstream.JetStream) {
 	}
 }
 
+// startChild starts a platform process on a new data directory and free
+// ports, stopped when the test ends, and connects to its NATS server.
+func startChild(t *testing.T) (*child, jetstream.JetStream, func()) {
+	t.Helper()
+	c := &child{t: t, bin: buildPlatform(t), dir: t.TempDir(), http: fmt.Sprintf("127.0.0.1:%d", freePort(t)), natsPort: freePort(t)}
+	t.Cleanup(c.stop)
+	c.start()
+	js, closeNATS := c.connect()
+	return c, js, closeNATS
+}
+
+// createStreams creates the streams of configs.
+func createStreams(t *testing.T, js jetstream.JetStream, configs ...jetstream.StreamConfig) {
+	t.Helper()
+	for _, s := range configs {
+		if _, err := js.CreateStream(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // freePort asks the kernel for a free loopback port.
 func freePort(t *testing.T) int {
 	t.Helper()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -21,21 +20,13 @@ func TestKillNineWindowJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills platform processes")
 	}
-	c := &child{t: t, bin: buildPlatform(t), dir: t.TempDir(), http: fmt.Sprintf("127.0.0.1:%d", freePort(t)), natsPort: freePort(t)}
-	t.Cleanup(c.stop)
-	c.start()
-	js, closeNATS := c.connect()
-	ctx := context.Background()
+	c, js, closeNATS := startChild(t)
 	const n, users = 400_000, 20
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "WIN_IN", Subjects: []string{"win.>"}, Storage: jetstream.FileStorage},
-		{Name: "WIN_A", Subjects: []string{"win_a"}, Storage: jetstream.FileStorage},
-		{Name: "WIN_B", Subjects: []string{"win_b"}, Storage: jetstream.FileStorage},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createStreams(t, js,
+		jetstream.StreamConfig{Name: "WIN_IN", Subjects: []string{"win.>"}, Storage: jetstream.FileStorage},
+		jetstream.StreamConfig{Name: "WIN_A", Subjects: []string{"win_a"}, Storage: jetstream.FileStorage},
+		jetstream.StreamConfig{Name: "WIN_B", Subjects: []string{"win_b"}, Storage: jetstream.FileStorage},
+	)
 	payloads := make([][]byte, n)
 	for i := range payloads {
 		payloads[i] = fmt.Appendf(nil, `{"user":"u%d","ts":%d}`, i%users, 1_700_000_000_000+int64(i)*10)

@@ -271,9 +271,23 @@ func (b *builder) deadLetters(ctx context.Context, t *Task, v *plan.Vertex, i in
 // outputs builds what follows vertex v: chained vertices called directly, and
 // exchange writers (after key selection for hash edges) for the others.
 func (b *builder) outputs(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
+	s, err := b.edgeStages(ctx, t, v, i, "")
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return operator.Discard{}, nil
+	}
+	return s, nil
+}
+
+// edgeStages builds the stages that receive what v writes to output side
+// ("" for its main output): its edges carrying it, chained or through the
+// exchange. Nil when it has none.
+func (b *builder) edgeStages(ctx context.Context, t *Task, v *plan.Vertex, i int, side string) (operator.Stage, error) {
 	var outs operator.Fanout
 	for _, e := range v.Out {
-		if e.Side != "" {
+		if e.Side != side {
 			continue
 		}
 		if e.Chained() {
@@ -288,7 +302,7 @@ func (b *builder) outputs(ctx context.Context, t *Task, v *plan.Vertex, i int) (
 	}
 	switch len(outs) {
 	case 0:
-		return operator.Discard{}, nil
+		return nil, nil
 	case 1:
 		return outs[0], nil
 	}

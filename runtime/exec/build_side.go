@@ -14,7 +14,7 @@ import (
 // stage of its late records (nil when nothing reads them), and the side
 // outputs its function writes (nil when it declares none).
 func (b *builder) sideOutputs(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, *operator.SideOutputs, error) {
-	late, err := b.sideStage(ctx, t, v, i, spec.LateOutput)
+	late, err := b.edgeStages(ctx, t, v, i, spec.LateOutput)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -27,7 +27,7 @@ func (b *builder) sideOutputs(ctx context.Context, t *Task, v *plan.Vertex, i in
 		return errors.Join(err, operator.Fanout(stages).Close(ctx))
 	}
 	for _, name := range names {
-		s, err := b.sideStage(ctx, t, v, i, name)
+		s, err := b.edgeStages(ctx, t, v, i, name)
 		if err != nil {
 			return nil, nil, closeAll(err)
 		}
@@ -38,31 +38,4 @@ func (b *builder) sideOutputs(ctx context.Context, t *Task, v *plan.Vertex, i in
 		stages = append(stages, s)
 	}
 	return late, operator.NewSideOutputs(v.ID, b.j.Plan.Job.UDF.BatchSize, names, stages), nil
-}
-
-// sideStage builds the stages that receive v's side output name: its edges
-// carrying it, chained or through the exchange. Nil when it has none.
-func (b *builder) sideStage(ctx context.Context, t *Task, v *plan.Vertex, i int, name string) (operator.Stage, error) {
-	var outs operator.Fanout
-	for _, e := range v.Out {
-		if e.Side != name {
-			continue
-		}
-		if e.Chained() {
-			s, err := b.vertexStage(ctx, t, e.To, i)
-			if err != nil {
-				return nil, errors.Join(err, outs.Close(ctx))
-			}
-			outs = append(outs, s)
-			continue
-		}
-		outs = append(outs, b.exchangeStage(t, v, e, i))
-	}
-	switch len(outs) {
-	case 0:
-		return nil, nil
-	case 1:
-		return outs[0], nil
-	}
-	return outs, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"wasmstream.io/platform/abi"
+	"wasmstream.io/platform/checkpoint"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/operator/broadcast"
@@ -30,7 +31,7 @@ const (
 )
 
 func blobName(kind, vertex string, subtask int) string {
-	return kind + "~" + vertex + "~" + strconv.Itoa(subtask)
+	return checkpoint.BlobName(kind, vertex, subtask)
 }
 
 // blobDeadLetters is the kind of blob holding the dead letters a task of an

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,18 +55,7 @@ func (r *RestoreSet) fail(err error) error {
 
 // blobs are the blobs of kind for vertex, by old subtask.
 func (r *RestoreSet) blobs(kind, vertex string) map[int]checkpoint.Blob {
-	out := map[int]checkpoint.Blob{}
-	prefix := kind + "~" + vertex + "~"
-	for name, b := range r.meta.Blobs {
-		rest, ok := strings.CutPrefix(name, prefix)
-		if !ok {
-			continue
-		}
-		if i, err := strconv.Atoi(rest); err == nil {
-			out[i] = b
-		}
-	}
-	return out
+	return r.meta.SubtaskBlobs(kind, vertex)
 }
 
 // read returns a blob's bytes, checked against its checksum.
@@ -138,19 +125,9 @@ func decodePositions(data []byte) (map[string]uint64, error) {
 
 // readers opens every blob of kind for vertex, in old subtask order.
 func (r *RestoreSet) readers(ctx context.Context, kind, vertex string) ([]io.Reader, error) {
-	blobs := r.blobs(kind, vertex)
-	subtasks := make([]int, 0, len(blobs))
-	for i := range blobs {
-		subtasks = append(subtasks, i)
-	}
-	sort.Ints(subtasks)
-	out := make([]io.Reader, 0, len(blobs))
-	for _, i := range subtasks {
-		data, err := r.read(ctx, blobs[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, bytes.NewReader(data))
+	out, err := checkpoint.ReadSubtasks(ctx, r.store, r.meta, r.blobs(kind, vertex))
+	if err != nil {
+		return nil, r.fail(err)
 	}
 	return out, nil
 }

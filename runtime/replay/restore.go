@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -67,16 +66,7 @@ func findCheckpoint(ctx context.Context, store checkpoint.Store, job string, id 
 
 // blobs are the blobs of kind for vertex, by the subtask that wrote them.
 func (s *snapshot) blobs(kind, vertex string) map[int]checkpoint.Blob {
-	out := map[int]checkpoint.Blob{}
-	prefix := kind + "~" + vertex + "~"
-	for name, b := range s.meta.Blobs {
-		if rest, ok := strings.CutPrefix(name, prefix); ok {
-			if i, err := strconv.Atoi(rest); err == nil {
-				out[i] = b
-			}
-		}
-	}
-	return out
+	return s.meta.SubtaskBlobs(kind, vertex)
 }
 
 // read is a blob's bytes, checked against its checksum.
@@ -123,12 +113,7 @@ func (s *snapshot) watermarks(ctx context.Context, source string) (map[int][]wat
 // kg: one blob, whichever parallelism wrote it.
 func (s *snapshot) keyedState(ctx context.Context, op *plan.Vertex, maxP, kg int) ([]io.Reader, error) {
 	blobs := s.blobs(blobKeyed, op.ID)
-	subtasks := make([]int, 0, len(blobs))
-	for i := range blobs {
-		subtasks = append(subtasks, i)
-	}
-	sort.Ints(subtasks)
-	for _, i := range subtasks {
+	for _, i := range checkpoint.SubtaskOrder(blobs) {
 		data, err := s.read(ctx, blobs[i])
 		if err != nil {
 			return nil, err
@@ -154,18 +139,5 @@ func (s *snapshot) windowState(ctx context.Context, op *plan.Vertex, kg int) ([]
 	if len(blobs) == 0 {
 		return nil, fmt.Errorf("%w: checkpoint %d has no window state of operator %q for key group %d", ErrKeyNotInCheckpoint, s.meta.ID, op.ID, kg)
 	}
-	subtasks := make([]int, 0, len(blobs))
-	for i := range blobs {
-		subtasks = append(subtasks, i)
-	}
-	sort.Ints(subtasks)
-	out := make([]io.Reader, 0, len(blobs))
-	for _, i := range subtasks {
-		data, err := s.read(ctx, blobs[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, bytes.NewReader(data))
-	}
-	return out, nil
+	return checkpoint.ReadSubtasks(ctx, s.store, s.meta, blobs)
 }

@@ -1,8 +1,6 @@
 package udf
 
 import (
-	"bytes"
-
 	"wasmstream.io/platform/abi"
 )
 
@@ -15,17 +13,7 @@ import (
 // job's on_udf_error. It copies r.
 func (ctx *Context) Output(tag string, r Record) {
 	ctx.check()
-	var flags abi.RecordFlags
-	if !bytes.Equal(r.Key, ctx.base.Key) {
-		flags |= abi.HasKey
-	}
-	if r.Timestamp != ctx.base.Timestamp {
-		flags |= abi.HasTimestamp
-	}
-	if !sameHeaders(r.Headers, ctx.base.Headers) {
-		flags |= abi.HasHeaders
-	}
-	ctx.c.out = abi.AppendEntryOutput(ctx.c.out, ctx.index, tag, flags, &r)
+	ctx.c.out = abi.AppendEntryOutput(ctx.c.out, ctx.index, tag, ctx.differs(&r), &r)
 	ctx.c.count++
 }
 

@@ -114,10 +114,9 @@ func (ctx *Context) Watermark() int64 { return ctx.wm }
 // the epoch.
 func (ctx *Context) ProcessingTime() int64 { return ctx.now }
 
-// Emit passes r on: its key, value, timestamp and headers as they are. It
-// copies r.
-func (ctx *Context) Emit(r Record) {
-	ctx.check()
+// differs flags the fields of r that differ from the current input's: the
+// platform fills in the others, so an output sends only what it changes.
+func (ctx *Context) differs(r *Record) abi.RecordFlags {
 	var flags abi.RecordFlags
 	if !bytes.Equal(r.Key, ctx.base.Key) {
 		flags |= abi.HasKey
@@ -128,7 +127,14 @@ func (ctx *Context) Emit(r Record) {
 	if !sameHeaders(r.Headers, ctx.base.Headers) {
 		flags |= abi.HasHeaders
 	}
-	ctx.c.out = abi.AppendEntryRecord(ctx.c.out, ctx.index, flags, &r)
+	return flags
+}
+
+// Emit passes r on: its key, value, timestamp and headers as they are. It
+// copies r.
+func (ctx *Context) Emit(r Record) {
+	ctx.check()
+	ctx.c.out = abi.AppendEntryRecord(ctx.c.out, ctx.index, ctx.differs(&r), &r)
 	ctx.c.count++
 }
 

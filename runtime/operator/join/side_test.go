@@ -51,15 +51,8 @@ func TestIntervalJoinSideOutputs(t *testing.T) {
 	mod := optest.Module(t, "triage")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tapes := []*optest.Tape{{}}
-			var stages []operator.Stage
-			for range tc.declared {
-				tape := &optest.Tape{}
-				tapes = append(tapes, tape)
-				stages = append(stages, tape)
-			}
-			late := &optest.Tape{}
-			tapes = append(tapes, late)
+			tapes, stages := optest.SideTapes(len(tc.declared))
+			late := tapes[len(tapes)-1]
 			c := newCounters()
 			in := &operator.Inputs{Split: 1}
 			call := optest.GroupCall(t, mod, "match")

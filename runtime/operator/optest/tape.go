@@ -37,6 +37,20 @@ func (s *Tape) Tick(context.Context, int64) error { return nil }
 func (s *Tape) Finish(context.Context) error      { return nil }
 func (s *Tape) Close(context.Context) error       { return nil }
 
+// SideTapes are the tapes of an operator with sides side outputs, in the
+// order a test lists what it wants of each: the main output, each side
+// output, the late records. Stages are the side outputs' tapes, for
+// operator.NewSideOutputs.
+func SideTapes(sides int) (tapes []*Tape, stages []operator.Stage) {
+	tapes = []*Tape{{}}
+	for range sides {
+		tape := &Tape{}
+		tapes = append(tapes, tape)
+		stages = append(stages, tape)
+	}
+	return append(tapes, &Tape{}), stages
+}
+
 // Count is a Stage that counts the records reaching it.
 type Count struct{ N int64 }
 
