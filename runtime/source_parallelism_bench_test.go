@@ -20,7 +20,7 @@ import (
 // over every record; per record: wall time, the process's CPU time, and
 // records per second.
 func BenchmarkOneSubjectParallelism(b *testing.B) {
-	const records = 20000
+	const records = 100000
 	m, js := newJetStreamManager(b)
 	ctx := context.Background()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "BIDS", Subjects: []string{"bids"}}); err != nil {
