@@ -57,20 +57,26 @@ sinks:
 		}
 	}
 	publish(`{"account":"a3","amount":0.5,"ts":1000}`, `{"account":"a4","amount":0.5,"ts":1001}`)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, body := ts.call(http.MethodGet, "/v1/jobs/"+id, "", nil)
-		var info runtime.JobInfo
-		if err := json.Unmarshal(body, &info); err != nil {
-			t.Fatal(err)
+	// waitIn waits until the detector has taken n records, so that a
+	// savepoint after it holds their output.
+	waitIn := func(n int64) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			_, body := ts.call(http.MethodGet, "/v1/jobs/"+id, "", nil)
+			var info runtime.JobInfo
+			if err := json.Unmarshal(body, &info); err != nil {
+				t.Fatal(err)
+			}
+			if got := detectorIn(info); got == n {
+				return
+			} else if time.Now().After(deadline) {
+				t.Fatalf("the detector has %d records after a minute, want %d", got, n)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		if n := detectorIn(info); n == 2 {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the detector has %d records after a minute, want 2", n)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	waitIn(2)
 	base := []string{"--server", ts.base}
 	out, err := runCLI(t, append([]string{"job", "savepoint", id, "-o", "json"}, base...)...)
 	if err != nil {
@@ -83,6 +89,7 @@ sinks:
 	cp := sp.ID[strings.LastIndex(sp.ID, "-")+1:]
 	publish(`{"account":"a3","amount":900,"ts":1010}`, `{"account":"a4","amount":900,"ts":1011}`,
 		`{"account":"a3","amount":0.5,"ts":1020}`, `{"account":"a3","amount":700,"ts":1021}`)
+	waitIn(6)
 	if _, err := runCLI(t, append([]string{"job", "savepoint", id}, base...)...); err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +98,11 @@ sinks:
 	var want []string
 	for deadline := time.Now().Add(time.Minute); len(want) != 2; {
 		want = want[:0]
-		for _, m := range ts.read("ALERTS") {
-			if m.Headers().Get("Platform-Key") == "a3" {
-				want = append(want, fmt.Sprintf("output <- record %d key=a3 ts=%s value=%s", 3+3*len(want), m.Headers().Get("Platform-Timestamp"), m.Data()))
+		// Direct gets, not a consumer a poll: a minute of polls would
+		// leave thousands of consumers behind.
+		for _, m := range storedMessages(t, ts.js, "ALERTS") {
+			if m.Header.Get("Platform-Key") == "a3" {
+				want = append(want, fmt.Sprintf("output <- record %d key=a3 ts=%s value=%s", 3+3*len(want), m.Header.Get("Platform-Timestamp"), m.Data))
 			}
 		}
 		if time.Now().After(deadline) {
@@ -157,4 +166,27 @@ func detectorIn(info runtime.JobInfo) int64 {
 		}
 	}
 	return 0
+}
+
+// storedMessages reads every message of a small stream by direct gets.
+func storedMessages(t *testing.T, js jetstream.JetStream, name string) []*jetstream.RawStreamMsg {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*jetstream.RawStreamMsg
+	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -65,7 +65,7 @@ sinks: [{id: out, input: dedup, jetstream: {subject: out}}]
 		{args: []string{"job", "versions", job}, want: `^VERSION +CHANGE +OUTCOME +MODULES +PARALLELISM +FROM +STARTED +REASON\n` +
 			`1 +submitted +replaced +` + v1 + ` +dedup=1,in=1,out=1 +0 +\S+ *\n` +
 			`2 +upgrade +replaced +` + v2 + ` +dedup=1,in=1,out=1 +\d+ +\S+ *\n` +
-			`3 +rescale +running +` + v2 + ` +dedup=2,in=2,out=1 +\d+ +\S+ *\n$`},
+			`3 +rescale +running +` + v2 + ` +dedup=2,in=1,out=1 +\d+ +\S+ *\n$`},
 	}
 	for _, tc := range tests {
 		out, _, err := runCLIWith(context.Background(), "", append(tc.args, "--server", ts.base)...)
