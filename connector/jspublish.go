@@ -49,6 +49,8 @@ type ackPublisher struct {
 	acked  atomic.Int64
 	wakeAt atomic.Int64
 	wake   chan struct{}
+	// dups counts acknowledgements of messages the stream already had.
+	dups atomic.Int64
 
 	mu  sync.Mutex
 	err error
@@ -82,6 +84,9 @@ func (p *ackPublisher) onAck(m *nats.Msg) {
 		}
 		p.mu.Unlock()
 		p.signal()
+	}
+	if bytes.Contains(m.Data, []byte(`"duplicate":true`)) {
+		p.dups.Add(1)
 	}
 	if p.acked.Add(1) >= p.wakeAt.Load() {
 		p.signal()
@@ -175,6 +180,36 @@ func (p *ackPublisher) await(ctx context.Context, n int64) error {
 		case <-ctx.Done():
 			p.timer.Stop()
 			return ctx.Err()
+		}
+		p.timer.Stop()
+	}
+}
+
+// drain waits until every publish is acknowledged, whatever the
+// acknowledgements say, or none arrived for publishAckTimeout, or ctx ends:
+// after a failed commit nothing it sent is still on its way to the stream,
+// to be stored after what a recovery sends.
+func (p *ackPublisher) drain(ctx context.Context) {
+	defer p.wakeAt.Store(math.MaxInt64)
+	for {
+		acked := p.acked.Load()
+		if acked >= p.sent {
+			return
+		}
+		p.wakeAt.Store(p.sent)
+		if p.acked.Load() >= p.sent {
+			return
+		}
+		p.timer.Reset(publishAckTimeout)
+		select {
+		case <-p.wake:
+		case <-p.timer.C:
+			if p.acked.Load() == acked {
+				return
+			}
+		case <-ctx.Done():
+			p.timer.Stop()
+			return
 		}
 		p.timer.Stop()
 	}

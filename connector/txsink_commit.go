@@ -61,12 +61,20 @@ func (s *TxSink) err0() error {
 }
 
 // publish sends one epoch's records, skipping the indexes in job.skip, and
-// waits for all their acknowledgements.
+// waits for all their acknowledgements. Until the stream has stored one of
+// them anew (not as a duplicate of what an earlier try stored), it sends
+// one at a time: a stream that refuses writes, and would take them again a
+// moment later, then refuses one message, not a window of them some of
+// which it might store after the refused ones. After a failure it waits for
+// every message still in flight, so that none lands after what a recovery
+// sends. Either way a key's records reach the stream in their order.
 func (s *TxSink) publish(job commitJob, maxInFlight int64) error {
 	e := job.e
 	id := idPrefix(e)
 	base := len(id)
 	unacked := int64(0)
+	probing := true
+	var pubErr error
 	err := e.each(func(index int64, r *abi.Record) error {
 		if job.skip[index] {
 			return nil
@@ -74,25 +82,35 @@ func (s *TxSink) publish(job commitJob, maxInFlight int64) error {
 		if unacked >= maxInFlight {
 			// Waiting for half the window lets the next publishes go
 			// out in a run.
-			if err := s.pub.await(s.runCtx, maxInFlight/2); err != nil {
-				return s.failed(err)
+			if pubErr = s.pub.await(s.runCtx, maxInFlight/2); pubErr != nil {
+				return pubErr
 			}
 			unacked = maxInFlight / 2
 		}
 		id = strconv.AppendInt(id[:base], index, 10)
-		if err := s.pub.publish(r, id); err != nil {
-			return s.failed(err)
+		dups := s.pub.dups.Load()
+		if pubErr = s.pub.publish(r, id); pubErr != nil {
+			return pubErr
 		}
 		unacked++
+		if probing {
+			if pubErr = s.pub.await(s.runCtx, 0); pubErr != nil {
+				return pubErr
+			}
+			probing = s.pub.dups.Load() > dups
+			unacked = 0
+		}
 		return nil
 	})
-	if err != nil {
-		return err
+	if err == nil {
+		err = s.pub.await(s.runCtx, 0)
+		pubErr = err
 	}
-	if err := s.pub.await(s.runCtx, 0); err != nil {
-		return s.failed(err)
+	if pubErr != nil {
+		s.pub.drain(s.runCtx)
+		return s.failed(pubErr)
 	}
-	return nil
+	return err
 }
 
 // idPrefix is what every message id of e starts with, prefix.epoch., in a
