@@ -40,6 +40,10 @@ type partLink struct {
 	mu      sync.Mutex
 	pending *checkpoint.Barrier
 	err     error
+	// ready: the run's tasks are set (runTasks), so that the leader's
+	// triggers and notifications reach them; before, a trigger is left to
+	// the join's answer, which names the checkpoint in progress.
+	ready bool
 
 	queue chan runMsg
 	sent  chan struct{}
@@ -88,7 +92,10 @@ func (l *partLink) runTasks(ctx context.Context) error {
 		return err
 	}
 	if l.run != nil {
+		l.mu.Lock()
 		l.run.coord, l.run.tasks = l, tasks
+		l.ready = true
+		l.mu.Unlock()
 		if err := l.join(ctx); err != nil {
 			for _, t := range tasks {
 				_ = t.close()
@@ -227,8 +234,11 @@ func (l *partLink) control(msg *nats.Msg) {
 		l.mu.Lock()
 		b := *m.Barrier
 		l.pending = &b
+		ready := l.ready
 		l.mu.Unlock()
-		l.run.Trigger(b)
+		if ready {
+			l.run.Trigger(b)
+		}
 	case opNotify:
 		if l.run == nil {
 			return
@@ -237,8 +247,11 @@ func (l *partLink) control(msg *nats.Msg) {
 		if l.pending != nil && l.pending.ID <= m.ID {
 			l.pending = nil
 		}
+		ready := l.ready
 		l.mu.Unlock()
-		l.run.Notify(m.ID, m.Completed)
+		if ready {
+			l.run.Notify(m.ID, m.Completed)
+		}
 	}
 }
 
