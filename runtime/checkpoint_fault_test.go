@@ -165,6 +165,15 @@ func newSeqcheckJob(t *testing.T, keys, perKey int) (*Manager, jetstream.JetStre
 	if err != nil {
 		t.Fatal(err)
 	}
+	seqcheckInput(t, js, keys, perKey)
+	return m, js, mod
+}
+
+// seqcheckInput makes the streams IN and OUT and publishes perKey records
+// {"k": "key<k>", "s": <seq>} for each of keys keys on in.<k mod 4>.
+func seqcheckInput(t *testing.T, js jetstream.JetStream, keys, perKey int) {
+	t.Helper()
+	ctx := context.Background()
 	for _, s := range []jetstream.StreamConfig{
 		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
 		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
@@ -184,7 +193,6 @@ func newSeqcheckJob(t *testing.T, keys, perKey int) (*Manager, jetstream.JetStre
 		}
 	}
 	<-js.PublishAsyncComplete()
-	return m, js, mod
 }
 
 func checkSeqOutput(t *testing.T, js jetstream.JetStream, keys, perKey int) {

@@ -30,25 +30,7 @@ func spreadCluster(t *testing.T, keys, perKey int) (ms []*Manager, js jetstream.
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []jetstream.StreamConfig{
-		{Name: "IN", Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
-		{Name: "OUT", Subjects: []string{"out"}, Storage: jetstream.FileStorage},
-	} {
-		if _, err := js.CreateStream(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for s := 1; s <= perKey; s++ {
-		for k := 0; k < keys; k++ {
-			if _, err := js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if s%20 == 0 {
-			<-js.PublishAsyncComplete()
-		}
-	}
-	<-js.PublishAsyncComplete()
+	seqcheckInput(t, js, keys, perKey)
 	waitFor(t, "every worker sees the others", func() bool {
 		for _, m := range ms {
 			if ws, _ := m.Workers(ctx); len(ws) != 3 {
