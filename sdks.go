@@ -12,4 +12,5 @@ import "embed"
 //go:embed abi/*.go sdk/go sdk/rust/Cargo.toml sdk/rust/README.md sdk/rust/src
 //go:embed sdk/c/*.c sdk/c/*.h sdk/c/README.md
 //go:embed sdk/assemblyscript/package.json sdk/assemblyscript/README.md sdk/assemblyscript/assembly
+//go:embed sdk/assemblyscript/harness.mjs sdk/assemblyscript/harness-script.mjs
 var SDKs embed.FS

@@ -54,7 +54,8 @@ func (k Kind) Implemented() bool {
 	switch k {
 	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
 		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
-		KindProcess, KindOnTimer, KindProcessBroadcast, KindLookupRequest, KindLookupResult:
+		KindProcess, KindOnTimer, KindProcessBroadcast, KindLookupRequest, KindLookupResult, KindMigrateState,
+		KindTrigger, KindEvictor:
 		return true
 	}
 	return false
@@ -65,7 +66,8 @@ func (k Kind) Known() bool {
 	switch k {
 	case KindMap, KindFilter, KindFlatMap, KindKey, KindTimestamp,
 		KindWatermark, KindAggregate, KindReduce, KindWindowProcess, KindSessionGap,
-		KindJoin, KindCoGroup, KindProcess, KindOnTimer, KindProcessBroadcast, KindLookupRequest, KindLookupResult:
+		KindJoin, KindCoGroup, KindProcess, KindOnTimer, KindProcessBroadcast, KindLookupRequest, KindLookupResult, KindMigrateState,
+		KindTrigger, KindEvictor:
 		return true
 	}
 	return false
@@ -88,6 +90,9 @@ type State struct {
 	// Broadcast marks a broadcast state (abi/broadcast.go): a map every
 	// subtask of a broadcast_process operator holds whole.
 	Broadcast bool `json:"broadcast,omitempty"`
+	// Retired marks a state of an earlier version kept only to be
+	// converted at a restore by the migrate_state function (abi/migrate.go).
+	Retired bool `json:"retired,omitempty"`
 }
 
 // Description is the JSON a module returns from ExportDescribe.
@@ -137,6 +142,9 @@ func ParseDescription(data []byte) (Description, error) {
 				return Description{}, fmt.Errorf("self-description: state %q: ttl %q is not a positive duration", st.Name, st.TTL)
 			}
 		}
+	}
+	if err := checkMigration(d); err != nil {
+		return Description{}, fmt.Errorf("self-description: %w", err)
 	}
 	return d, nil
 }

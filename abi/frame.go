@@ -87,6 +87,11 @@ type Entry struct {
 	Message   []byte
 	// Output is the side output a TagOutput entry names.
 	Output []byte
+	// Result is a TagTrigger entry's answer; Delete and Domain say what a
+	// TagTimer entry does (abi/trigger.go).
+	Result TriggerResult
+	Delete bool
+	Domain TimeDomain
 }
 
 // Apply is the record the host passes on for a record, key or timestamp
@@ -447,6 +452,10 @@ func (or *OutputReader) Next(e *Entry) bool {
 		e.Timestamp = int64(or.r.u64())
 	case TagAccumulator:
 		e.Value = or.r.bytes()
+	case TagTrigger:
+		or.triggerBody(e)
+	case TagTimer:
+		or.timerBody(e)
 	default:
 		or.r.err = malformed(start, "unknown entry tag %d", uint8(e.Tag))
 	}

@@ -33,6 +33,7 @@ const (
 	unsupportedMediaType
 	internalError
 	notReady
+	noCanary
 	numKinds
 )
 
@@ -73,6 +74,7 @@ var catalogue = [numKinds]kindInfo{
 	unsupportedMediaType: blank(http.StatusUnsupportedMediaType),
 	internalError:        blank(http.StatusInternalServerError),
 	notReady:             blank(http.StatusServiceUnavailable),
+	noCanary:             {problemBase + "no-canary", "Job runs no canary", http.StatusConflict},
 }
 
 // blank is the about:blank type of an HTTP status: its title is the

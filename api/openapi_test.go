@@ -45,6 +45,8 @@ func (scripted) answer(id string) error {
 		return runtime.ErrSavepointInUse
 	case "switching":
 		return runtime.ErrSwitchInProgress
+	case "plain":
+		return runtime.ErrNoCanary
 	case "Bad":
 		return fmt.Errorf("%w %q", runtime.ErrInvalidModuleName, id)
 	}
@@ -202,12 +204,13 @@ func TestOpenAPIRoutes(t *testing.T) {
 
 	bare := fetchOpenAPI(t, New(Config{Modules: scripted{}, Jobs: scripted{}, Logger: testLogger(t)}))
 	for _, op := range bare.operations() {
-		if strings.Contains(op, "checkpoints") || strings.Contains(op, "savepoints") || strings.HasSuffix(op, "/stop") || strings.HasSuffix(op, "/upgrade") || strings.HasSuffix(op, "/rescale") {
+		if strings.Contains(op, "checkpoints") || strings.Contains(op, "savepoints") || strings.HasSuffix(op, "/stop") || strings.HasSuffix(op, "/upgrade") || strings.HasSuffix(op, "/rescale") ||
+			strings.HasSuffix(op, "/promote") || strings.HasSuffix(op, "/rollback") {
 			t.Errorf("a server without checkpoints documents %s", op)
 		}
 	}
-	if len(bare.operations()) != len(got)-7 {
-		t.Errorf("without checkpoints: %d operations, want %d", len(bare.operations()), len(got)-7)
+	if len(bare.operations()) != len(got)-9 {
+		t.Errorf("without checkpoints: %d operations, want %d", len(bare.operations()), len(got)-9)
 	}
 }
 
@@ -269,6 +272,7 @@ func TestOpenAPIStatuses(t *testing.T) {
 		{op: "releaseQuarantine", method: "POST", target: "/v1/jobs/ok/quarantine/bad/release"},
 		{op: "releaseQuarantine", method: "POST", target: "/v1/jobs/ok/quarantine/good/release"},
 		{op: "releaseQuarantine", method: "POST", target: "/v1/jobs/done/quarantine/bad/release"},
+		{op: "releaseQuarantine", method: "POST", target: "/v1/jobs/ok/quarantine/bad/release?key_encoding=hex"},
 		{op: "releaseQuarantine", method: "POST", target: "/v1/jobs/ok/quarantine/bad/release", token: true},
 		{op: "getJobExceptions", method: "GET", target: "/v1/jobs/ok/exceptions"},
 		{op: "getJobExceptions", method: "GET", target: "/v1/jobs/nope/exceptions"},
@@ -321,6 +325,17 @@ func TestOpenAPIStatuses(t *testing.T) {
 			probe{op: op.op, method: "POST", target: "/v1/jobs/ok/" + op.path, body: op.body, contentType: yaml},
 			probe{op: op.op, method: "POST", target: "/v1/jobs/ok/" + op.path, body: op.body, contentType: "application/json", token: true})
 	}
+	for _, id := range []string{"ok", "nope", "nocp", "switching", "plain"} {
+		probes = append(probes,
+			probe{op: "promoteJob", method: "POST", target: "/v1/jobs/" + id + "/promote"},
+			probe{op: "rollbackJob", method: "POST", target: "/v1/jobs/" + id + "/rollback"})
+	}
+	probes = append(probes,
+		probe{op: "promoteJob", method: "POST", target: "/v1/jobs/ok/promote", body: `{"nope":1}`, contentType: "application/json"},
+		probe{op: "promoteJob", method: "POST", target: "/v1/jobs/ok/promote", body: `{"probation":{}}`, contentType: "application/json", largeBody: true},
+		probe{op: "promoteJob", method: "POST", target: "/v1/jobs/ok/promote", body: `{"probation":{}}`, contentType: yaml},
+		probe{op: "promoteJob", method: "POST", target: "/v1/jobs/ok/promote", token: true},
+		probe{op: "rollbackJob", method: "POST", target: "/v1/jobs/ok/rollback", token: true})
 	for _, p := range probes {
 		if strings.HasPrefix(p.target, "/v1/jobs/ok") || (p.op == "submitJob" && p.body == "ok" && !p.token && !p.largeBody && p.contentType == yaml && !strings.Contains(p.target, "dry_run")) {
 			if !p.token {

@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"wasmstream.io/platform/runtime"
 )
@@ -23,7 +25,8 @@ type quarantined struct {
 
 // released is the body of POST /v1/jobs/{id}/quarantine/{key}/release.
 type released struct {
-	Key string `json:"key"`
+	Key       string `json:"key"`
+	KeyBase64 string `json:"key_base64"`
 	// Released are the operator subtasks that parked the key, as they
 	// were when asked: each replays its kept records at its next batch,
 	// watermark or tick.
@@ -54,6 +57,20 @@ func (s *server) listQuarantine(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) releaseQuarantine(w http.ResponseWriter, r *http.Request) {
 	id, key := r.PathValue("id"), r.PathValue("key")
+	switch enc := r.URL.Query().Get("key_encoding"); enc {
+	case "":
+	case "base64url":
+		// Padded or not: the list gives it unpadded.
+		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(key, "="))
+		if err != nil {
+			writeProblem(w, invalidRequest.listed("", []fieldProblem{{Field: "key", Message: fmt.Sprintf("%q is not base64url (key_encoding=base64url): %v", key, err)}}))
+			return
+		}
+		key = string(raw)
+	default:
+		writeProblem(w, invalidRequest.listed("", []fieldProblem{{Field: "key_encoding", Message: fmt.Sprintf("%q: want base64url, or none for a key given as text", enc)}}))
+		return
+	}
 	q, ok := s.jobs.(Quarantines)
 	if !ok {
 		s.fail(w, r, fmt.Errorf("job %s: key %q is not quarantined: %w", id, key, runtime.ErrNotFound))
@@ -64,5 +81,5 @@ func (s *server) releaseQuarantine(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusAccepted, released{Key: key, Released: list})
+	s.writeJSON(w, r, http.StatusAccepted, released{Key: key, KeyBase64: base64.RawURLEncoding.EncodeToString([]byte(key)), Released: list})
 }

@@ -18,6 +18,8 @@ import (
 type Operations interface {
 	UpgradeJob(ctx context.Context, id string, req runtime.UpgradeRequest) (runtime.SwitchInfo, error)
 	RescaleJob(ctx context.Context, id string, req runtime.RescaleRequest) (runtime.SwitchInfo, error)
+	PromoteJob(ctx context.Context, id string, req runtime.PromoteRequest) (runtime.SwitchInfo, error)
+	RollbackJob(ctx context.Context, id string) (runtime.SwitchInfo, error)
 }
 
 // operations are the server's live operations, nil when Jobs lacks them.
@@ -43,6 +45,26 @@ func (s *server) rescaleJob(w http.ResponseWriter, r *http.Request) {
 	}
 	s.answerSwitch(w, r, func(ops Operations) (runtime.SwitchInfo, error) {
 		return ops.RescaleJob(r.Context(), r.PathValue("id"), req)
+	})
+}
+
+// promoteJob switches a job's canary version to every key group; the
+// body, optional, gives the promotion's probation.
+func (s *server) promoteJob(w http.ResponseWriter, r *http.Request) {
+	var req runtime.PromoteRequest
+	if r.ContentLength != 0 && !s.readOperation(w, r, &req) {
+		return
+	}
+	s.answerSwitch(w, r, func(ops Operations) (runtime.SwitchInfo, error) {
+		return ops.PromoteJob(r.Context(), r.PathValue("id"), req)
+	})
+}
+
+// rollbackJob switches every key group of a job running a canary back to
+// the job's own version.
+func (s *server) rollbackJob(w http.ResponseWriter, r *http.Request) {
+	s.answerSwitch(w, r, func(ops Operations) (runtime.SwitchInfo, error) {
+		return ops.RollbackJob(r.Context(), r.PathValue("id"))
 	})
 }
 
@@ -76,6 +98,9 @@ func (s *server) answerSwitch(w http.ResponseWriter, r *http.Request, op func(Op
 	switch {
 	case errors.Is(err, runtime.ErrSwitchInProgress):
 		writeProblem(w, switchInProgress.problem(err.Error()))
+		return
+	case errors.Is(err, runtime.ErrNoCanary):
+		writeProblem(w, noCanary.problem(err.Error()))
 		return
 	case err != nil:
 		s.failCheckpoint(w, r, err)

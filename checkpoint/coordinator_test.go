@@ -7,18 +7,20 @@ import (
 	"time"
 )
 
-// scriptedTasks answers triggers as the test says, on the coordinator's
-// calls, and records the notifications.
+// scriptedTasks answers triggers as the test says, each on its own
+// goroutine, and records the notifications. The test waits for the answers
+// before its temporary store is removed.
 type scriptedTasks struct {
-	c      *Coordinator
-	answer func(b Barrier)
+	c       *Coordinator
+	answer  func(b Barrier)
+	answers sync.WaitGroup
 
 	mu       sync.Mutex
 	notified []int64
 	failed   []int64
 }
 
-func (s *scriptedTasks) Trigger(b Barrier) { go s.answer(b) }
+func (s *scriptedTasks) Trigger(b Barrier) { s.answers.Go(func() { s.answer(b) }) }
 
 func (s *scriptedTasks) Notify(id int64, completed bool) {
 	s.mu.Lock()
@@ -43,7 +45,7 @@ func runCoordinator(t *testing.T, cfg Config, answer func(c *Coordinator, b Barr
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); <-done; tasks.answers.Wait() })
 	return c, tasks
 }
 

@@ -75,10 +75,7 @@ func TestAssignmentByLeaseHolder(t *testing.T) {
 	// would: b's assignment is the next run, and a's next one is refused.
 	lease.Forget()
 	eventually(t, "the lease expires for b", func() bool { return b.Lease("j1").Expired })
-	taken, err := b.TakeOver(ctx, "j1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	taken := takeOver(t, b, "j1")
 	third, err := taken.Assign(ctx, Assignment{Tasks: map[string]string{"src[0]": "b"}})
 	if err != nil || third.Run <= second.Run || third.Leader != "b" {
 		t.Fatalf("b's assignment %+v, %v: want run after %d led by b", third, err, second.Run)

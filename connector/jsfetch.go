@@ -102,7 +102,11 @@ func (s *JetStreamSource) deliver(b *abi.Batch, d delivery) (bool, error) {
 		// A KV bucket drops superseded values: no gap (kvsource.go).
 		record = s.kv.append(b, d.msg, ts)
 	} else {
-		if gap := s.checkGap(f, seq); gap != nil {
+		gap := s.checkGap(f, seq)
+		if gap == nil {
+			gap = s.checkPending(f, seq, meta.pending)
+		}
+		if gap != nil {
 			if s.onGap != GapSkip {
 				s.err = gap
 				return false, s.err

@@ -95,9 +95,8 @@ func watchResume(ctx context.Context, st jetstream.Stream, f *filterReader) erro
 // checkGap looks at the next message of filter f, at stream sequence seq,
 // for a gap since the last one; it returns a *GapError for one, nil
 // otherwise. A subject filter's sequences skip the other subjects'
-// messages, so between its messages only a resume can tell (watchResume):
-// the pending count its messages carry would not, since the server updates
-// it some time after messages are removed.
+// messages, so for it this finds only what a resume knows (watchResume);
+// checkPending finds removals while it reads.
 func (s *JetStreamSource) checkGap(f *filterReader, seq uint64) *GapError {
 	w := &f.gap
 	gap := func(why string) *GapError {
@@ -115,4 +114,25 @@ func (s *JetStreamSource) checkGap(f *filterReader, seq uint64) *GapError {
 		return gap(w.removed)
 	}
 	return nil
+}
+
+// checkPending looks, for a subject filter, at the pending count the next
+// message (at stream sequence seq) carries: the filter's messages after it
+// in the stream when the server sent it. The server counts a message of
+// the filter removed before it sent it off that count at once
+// (decrementing it as it removes the message), and a message added onto
+// it, so from one message to the next the count falls by one, the message
+// sent, plus the removals, less the additions: a fall by more is a removal
+// of messages the filter had not read. Removals of other subjects'
+// messages, and of messages the filter has read, do not change it; new
+// messages arriving as fast as messages are removed hide the removal
+// until a resume (watchResume). Whole-stream filters have checkGap.
+func (s *JetStreamSource) checkPending(f *filterReader, seq, pending uint64) *GapError {
+	before := f.pending.Load()
+	if f.name == wholeStream || pending+1 >= before {
+		return nil
+	}
+	return &GapError{Source: s.name, Stream: s.stream, Filter: f.name, After: f.pos, Found: seq,
+		Why: fmt.Sprintf("the stream removed %d of the filter's messages the source had not read yet: it held %d after position %d and %d after %d",
+			before-pending-1, before, f.pos, pending, seq)}
 }

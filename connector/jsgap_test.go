@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,5 +181,63 @@ func TestStreamLimitsOf(t *testing.T) {
 	}
 	if _, err := StreamLimitsOf(ctx, ts.js, "NONE"); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatalf("missing stream: %v", err)
+	}
+}
+
+// TestJetStreamSourceGapSubjectFilterWhileReading: while a source of
+// subject "a" reads, a message of "a" it has not read yet is deleted from
+// the stream, and so are a message of "b" and one of "a" it has read. The
+// source fails with a gap (on_gap: fail), or reads every other message of
+// "a" and reports exactly one gap (skip). The stream holds 10,000 messages
+// of "a", far more than the source asks the server for ahead of what it
+// has read, so the deleted one has not been sent when it is deleted.
+func TestJetStreamSourceGapSubjectFilterWhileReading(t *testing.T) {
+	const n = 20_000
+	for _, onGap := range []string{GapFail, GapSkip} {
+		t.Run(onGap, func(t *testing.T) {
+			ts := startServer(t)
+			ctx := testCtx(t)
+			// m-i is at stream sequence i+1, "a" for even i.
+			st := gapStream(t, ts, []string{"a", "b"}, n)
+			var gaps []*GapError
+			cfg := JetStreamSourceConfig{Stream: "S", Subjects: []string{"a"}, Subtask: 0, Parallelism: 1, Name: "src",
+				OnGap: onGap, Gap: func(g *GapError) { gaps = append(gaps, g) }}
+			src := newSource(t, ts, cfg)
+			read := valuesOf(readN(t, src, 100))
+			for _, seq := range []uint64{19_001, 19_002, 1} { // m-19000 (a), m-19001 (b), m-0 (a, read)
+				if err := st.DeleteMsg(ctx, seq); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var want []string
+			for i := 0; i < n; i += 2 {
+				if i != 19_000 {
+					want = append(want, fmt.Sprintf("m-%d", i))
+				}
+			}
+			const why = "the stream removed 1 of the filter's messages the source had not read yet"
+			if onGap == GapFail {
+				rest, err := fetchErr(t, src, n)
+				var gap *GapError
+				if !errors.As(err, &gap) || gap.Filter != "a" || !strings.Contains(err.Error(), why) {
+					t.Fatalf("after %d records: %v; want a gap: %s", len(read)+len(rest), err, why)
+				}
+				if got := append(read, rest...); !slices.Equal(got, want[:len(got)]) {
+					t.Fatalf("read %d records before the gap, not in order", len(got))
+				}
+				return
+			}
+			read = append(read, valuesOf(readN(t, src, len(want)-len(read)))...)
+			if !slices.Equal(read, want) {
+				t.Fatalf("read %d records, want the 9,999 of \"a\" left in order", len(read))
+			}
+			var b abi.Batch
+			if err := src.Fetch(ctx, &b, 10, 200*time.Millisecond); err != nil || b.Len() != 0 {
+				t.Fatalf("after the end: %d records, %v", b.Len(), err)
+			}
+			if len(gaps) != 1 || gaps[0].Filter != "a" || !strings.Contains(gaps[0].Why, why) {
+				t.Fatalf("gaps %+v, want one: %s", gaps, why)
+			}
+		})
 	}
 }

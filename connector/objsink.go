@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -52,7 +53,9 @@ type ObjectSinkConfig struct {
 // there with the same content (size and SHA-256 digest) is kept, so that
 // each part is written once whatever failed when, and one with other
 // content fails the commit (ErrObjectExists: another job writes under the
-// prefix) rather than be replaced.
+// prefix) rather than be replaced. A restore that falls back past corrupt
+// checkpoints leaves the objects they wrote, and drops their records from
+// the replay instead (SkipCommitted): the replay's parts get new names.
 //
 // The index, <prefix>/_index/<subtask>.json, says which checkpoint the
 // subtask last committed and which objects that commit wrote; each
@@ -73,6 +76,15 @@ type ObjectSink struct {
 	// mem is the staged bytes in memory.
 	mem int64
 	now func() time.Time
+
+	// replay, after SkipCommitted or KeepSkipping, is the lines of
+	// committed objects Write drops from a replay; line and value are
+	// the buffers it makes a record's line in, dropped the records it
+	// dropped (objsink_fallback.go).
+	replay  *Replay
+	line    []byte
+	value   bytes.Buffer
+	dropped int64
 }
 
 // objectPart is a part of the next checkpoint: its records, when it got
@@ -116,6 +128,9 @@ func (s *ObjectSink) Write(_ context.Context, recs []abi.Record) error {
 		return ErrClosed
 	}
 	for i := range recs {
+		if s.replay != nil && s.dropReplayed(&recs[i]) {
+			continue
+		}
 		p := s.openPart()
 		added := p.e.stage(&recs[i])
 		p.bytes += added
@@ -204,13 +219,18 @@ func IndexName(prefix string, subtask int) string {
 	return s.path("_index/" + strconv.Itoa(subtask) + ".json")
 }
 
-// Snapshot returns the sealed parts not yet written, in the format
-// DecodeEpochs reads; release must be called after the reader is done.
+// Snapshot returns the sealed parts not yet written and the lines a
+// replay is still to produce again, in the format DecodeSinkState reads;
+// release must be called after the reader is done.
 func (s *ObjectSink) Snapshot() (io.Reader, func(), error) {
 	for _, e := range s.pending {
 		e.retain()
 	}
-	return EncodeEpochs(append([]*Epoch(nil), s.pending...))
+	var left []byte
+	if s.replay != nil {
+		left = s.replay.encode()
+	}
+	return encodeSinkState(append([]*Epoch(nil), s.pending...), left)
 }
 
 // Staged reports whether the sink holds records not yet written.

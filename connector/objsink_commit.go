@@ -129,18 +129,7 @@ func writeJSONL(w io.Writer, e *Epoch) (int64, error) {
 		value bytes.Buffer
 	)
 	err := e.each(func(_ int64, r *abi.Record) error {
-		line = append(line[:0], `{"key":`...)
-		line = appendJSONString(line, r.Key)
-		line = append(line, `,"value":`...)
-		value.Reset()
-		if len(r.Value) > 0 && json.Compact(&value, r.Value) == nil {
-			line = append(line, value.Bytes()...)
-		} else {
-			line = appendJSONString(line, r.Value)
-		}
-		line = append(line, `,"timestamp":`...)
-		line = strconv.AppendInt(line, r.Timestamp, 10)
-		line = append(line, "}\n"...)
+		line = appendJSONLine(line[:0], &value, r)
 		_, err := bw.Write(line)
 		return err
 	})
@@ -148,6 +137,23 @@ func writeJSONL(w io.Writer, e *Epoch) (int64, error) {
 		err = bw.Flush()
 	}
 	return cw.n, err
+}
+
+// appendJSONLine appends r's line of an object (writeJSONL) to dst, using
+// value for the compacted value.
+func appendJSONLine(dst []byte, value *bytes.Buffer, r *abi.Record) []byte {
+	dst = append(dst, `{"key":`...)
+	dst = appendJSONString(dst, r.Key)
+	dst = append(dst, `,"value":`...)
+	value.Reset()
+	if len(r.Value) > 0 && json.Compact(value, r.Value) == nil {
+		dst = append(dst, value.Bytes()...)
+	} else {
+		dst = appendJSONString(dst, r.Value)
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = strconv.AppendInt(dst, r.Timestamp, 10)
+	return append(dst, "}\n"...)
 }
 
 // countingWriter counts what passes through it.

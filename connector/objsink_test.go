@@ -3,6 +3,8 @@ package connector
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -221,5 +223,105 @@ func TestObjectSinkRollInterval(t *testing.T) {
 	}
 	if _, err := NewObjectSink(ctx, ts.js, ObjectSinkConfig{Bucket: "nope"}); !errors.Is(err, ErrNoBucket) {
 		t.Fatalf("missing bucket: %v, want ErrNoBucket", err)
+	}
+}
+
+// TestObjectSinkSkipCommittedAfterFallback: a sink restored from checkpoint
+// 5 because checkpoint 6 is corrupt leaves the object checkpoint 6 wrote
+// and drops its records from the replay, which comes under new names (the
+// corrupt checkpoint's id is not taken again); a second failure after
+// checkpoint 7, mid-replay, keeps dropping the rest from its state. Every
+// record is in the bucket once, a record that occurs twice twice.
+func TestObjectSinkSkipCommittedAfterFallback(t *testing.T) {
+	ts := startServer(t)
+	obs := newObjectBucket(t, ts, "files")
+	ctx := testCtx(t)
+	cfg := ObjectSinkConfig{Bucket: "files", Prefix: "out", Writer: "job.out.0"}
+	produced := append(txRecords(0, 300), txRecords(42, 1)[0])
+	commit := func(s *ObjectSink, id int64, recs []abi.Record) {
+		t.Helper()
+		if err := s.Write(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Seal(id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Commit(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := newObjectSink(t, ts, cfg, objAt)
+	commit(before, 5, produced[:100])
+	// Checkpoint 6 wrote v100 ... v199 and the second v42.
+	commit(before, 6, append(slices.Clone(produced[100:200]), produced[300]))
+	before.Close()
+
+	// A sink of another subtask wrote after checkpoint 5 too: not ours.
+	other := newObjectSink(t, ts, ObjectSinkConfig{Bucket: "files", Prefix: "out", Writer: "job.out.1", Subtask: 1}, objAt)
+	commit(other, 6, txRecords(1000, 3))
+
+	first := newObjectSink(t, ts, cfg, objAt.Add(time.Minute))
+	if n, err := first.SkipCommitted(ctx, 5); err != nil || n != 101 {
+		t.Fatalf("SkipCommitted = %d, %v; want 101 lines", n, err)
+	}
+	replayed := slices.Clone(produced[100:])
+	slices.Reverse(replayed)
+	commit(first, 7, replayed[:120])
+	if first.Replayed() != 20 || first.Unreplayed() != 81 {
+		t.Fatalf("replayed %d, unreplayed %d; want 20 and 81", first.Replayed(), first.Unreplayed())
+	}
+	r, release, err := first.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := io.ReadAll(r)
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	_, left, err := DecodeSinkState(state)
+	if err != nil || left == nil || left.Len() != 81 {
+		t.Fatalf("checkpoint 7's state: replay %v, %v; want 81 lines", left, err)
+	}
+	second := newObjectSink(t, ts, cfg, objAt.Add(2*time.Minute))
+	if n, err := second.KeepSkipping([]*Replay{left}); err != nil || n != 81 {
+		t.Fatalf("KeepSkipping = %d, %v; want 81", n, err)
+	}
+	commit(second, 8, replayed[120:])
+	if second.Unreplayed() != 0 {
+		t.Fatalf("unreplayed %d, want 0", second.Unreplayed())
+	}
+
+	seen := map[string]int{}
+	for _, name := range objectNames(t, obs) {
+		if strings.Contains(name, "_index/") {
+			continue
+		}
+		for line := range strings.Lines(objectText(t, obs, name)) {
+			var rec struct{ Value string }
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("%s: %q: %v", name, line, err)
+			}
+			seen[rec.Value]++
+		}
+	}
+	for i := range 300 {
+		want := 1
+		if i == 42 {
+			want = 2
+		}
+		if v := fmt.Sprintf("v%d", i); seen[v] != want {
+			t.Fatalf("value %q in the bucket %d times, want %d", v, seen[v], want)
+		}
+	}
+	if len(seen) != 303 {
+		t.Fatalf("bucket holds %d distinct values, want 303 (300 and the other subtask's 3)", len(seen))
+	}
+
+	small := newObjectSink(t, ts, ObjectSinkConfig{Bucket: "files", Prefix: "out", Writer: "job.out.0", Budget: 50 * replayEntryBytes}, objAt)
+	if _, err := small.SkipCommitted(ctx, 5); !errors.Is(err, ErrReplayBudget) ||
+		!strings.Contains(err.Error(), "more than 50 records in objects of checkpoints after 5 (budget 2400 bytes)") {
+		t.Fatalf("SkipCommitted past the budget: %v", err)
 	}
 }

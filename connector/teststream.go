@@ -10,10 +10,12 @@ import (
 )
 
 // TestStep is one step of a test stream: a record, or (Watermark set) a
-// watermark.
+// watermark, or (AdvanceProcessingTime above 0) a move of the job's
+// processing time by that many milliseconds.
 type TestStep struct {
-	Record    abi.Record
-	Watermark *int64
+	Record                abi.Record
+	Watermark             *int64
+	AdvanceProcessingTime int64
 }
 
 // TestStream is a source that plays a fixed script of records and
@@ -24,9 +26,15 @@ type TestStep struct {
 type TestStream struct {
 	steps []TestStep
 	next  int
+	// now is the processing time the steps played moved to, from 0.
+	now int64
 	// Advance passes a scripted watermark on, on the task's goroutine
 	// between batches; the task sets it to its chain's Advance.
 	Advance func(ctx context.Context, wm int64) error
+	// SetProcessingTime passes the processing time a step advanced to on,
+	// as Advance does a watermark; the task sets it in a job whose
+	// processing time the script moves.
+	SetProcessingTime func(ctx context.Context, now int64) error
 }
 
 // TestStreamPosition names a test stream's position in its checkpoints.
@@ -41,18 +49,43 @@ func NewTestStream(steps []TestStep, subtask int, start map[string]uint64) *Test
 	if n, ok := start[TestStreamPosition]; ok {
 		s.next = int(min(n, uint64(len(s.steps))))
 	}
+	for _, st := range s.steps[:s.next] {
+		s.now += st.AdvanceProcessingTime
+	}
 	return s
 }
 
 // errNoAdvance is a test stream whose watermarks have nowhere to go.
 var errNoAdvance = errors.New("connector: test stream: no Advance for its watermarks")
 
-// Fetch appends the records up to the next watermark (at most max). A
-// watermark step is passed on at the next call, once the records before
-// it have gone through the chain.
+// errNoClock is a test stream whose processing-time steps have nowhere to
+// go.
+var errNoClock = errors.New("connector: test stream: no SetProcessingTime for its processing-time steps")
+
+// ProcessingTime is the processing time the steps played so far moved to,
+// from 0: what a restored stream starts from.
+func (s *TestStream) ProcessingTime() int64 { return s.now }
+
+// Fetch appends the records up to the next watermark or processing-time
+// step (at most max). Such a step is passed on at the next call, once the
+// records before it have gone through the chain.
 func (s *TestStream) Fetch(ctx context.Context, b *abi.Batch, max int, _ time.Duration) error {
 	for s.next < len(s.steps) {
 		st := &s.steps[s.next]
+		if st.AdvanceProcessingTime > 0 {
+			if b.Len() > 0 {
+				return nil
+			}
+			if s.SetProcessingTime == nil {
+				return errNoClock
+			}
+			s.next++
+			s.now += st.AdvanceProcessingTime
+			if err := s.SetProcessingTime(ctx, s.now); err != nil {
+				return err
+			}
+			continue
+		}
 		if st.Watermark != nil {
 			if b.Len() > 0 {
 				return nil

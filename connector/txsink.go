@@ -122,10 +122,10 @@ type TxSink struct {
 	// staging holds the records Write stages for a KV sink.
 	staging kvMessages
 
-	// replay, after SkipCommitted, is the committed output Write drops
-	// from a replay; kept is the buffer of what it keeps, dropped the
-	// records it dropped (txsink_fallback.go).
-	replay  *replay
+	// replay, after SkipCommitted or KeepSkipping, is the committed
+	// output Write drops from a replay; kept is the buffer of what it
+	// keeps, dropped the records it dropped (txsink_fallback.go).
+	replay  *Replay
 	kept    []abi.Record
 	dropped int64
 }
@@ -279,8 +279,9 @@ func (s *TxSink) Seal(id int64) error {
 // Staged is the number of records in the open epoch.
 func (s *TxSink) Staged() int64 { return s.open.Count }
 
-// Snapshot returns the sealed epochs not yet acknowledged, in the format
-// DecodeEpochs reads; the reader may be used on another goroutine, and
+// Snapshot returns the sealed epochs not yet acknowledged and the committed
+// records a replay is still to produce again (Replay), in the format
+// DecodeSinkState reads; the reader may be used on another goroutine, and
 // release must be called after it.
 func (s *TxSink) Snapshot() (r io.Reader, release func(), err error) {
 	if err := s.poll(); err != nil {
@@ -289,7 +290,13 @@ func (s *TxSink) Snapshot() (r io.Reader, release func(), err error) {
 	for _, e := range s.pending {
 		e.retain()
 	}
-	return EncodeEpochs(append([]*Epoch(nil), s.pending...))
+	// The records a replay is still to produce again, copied now: the
+	// reader may be read while Write goes on.
+	var left []byte
+	if s.replay != nil {
+		left = s.replay.encode()
+	}
+	return encodeSinkState(append([]*Epoch(nil), s.pending...), left)
 }
 
 // Commit queues every sealed epoch of checkpoint upTo or before that is not

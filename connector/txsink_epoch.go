@@ -223,17 +223,26 @@ func eachRecord(r *bufio.Reader, limit int64, fn func(index int64, r *abi.Record
 	}
 }
 
-// Epochs are written as "WSTX" | u8 version | u32 count | epoch*, an epoch
-// being u16 prefix length | prefix | i64 id | i64 count | i64 since (unix
-// ns, 0: not committing) | block* | u32 0.
+// A sink's state is written as "WSTX" | u8 version | u32 count | epoch* |
+// replay, an epoch being u16 prefix length | prefix | i64 id | i64 count |
+// i64 since (unix ns, 0: not committing) | block* | u32 0, and replay the
+// records a replay is still to produce again (Replay.encode; version 2 on,
+// version 1 has none).
 const (
 	epochMagic   = "WSTX"
-	epochVersion = 1
+	epochVersion = 2
+	// epochVersionNoReplay is the version before the replay section.
+	epochVersionNoReplay = 1
 )
 
-// EncodeEpochs streams epochs in the snapshot format; release must be called
-// once the reader is done with.
+// EncodeEpochs streams epochs in the snapshot format, with no replay;
+// release must be called once the reader is done with.
 func EncodeEpochs(epochs []*Epoch) (r io.Reader, release func(), err error) {
+	return encodeSinkState(epochs, nil)
+}
+
+// encodeSinkState streams epochs and an encoded replay (nil for none).
+func encodeSinkState(epochs []*Epoch, replay []byte) (r io.Reader, release func(), err error) {
 	var closers []func()
 	release = func() {
 		for _, c := range closers {
@@ -263,30 +272,43 @@ func EncodeEpochs(epochs []*Epoch) (r io.Reader, release func(), err error) {
 		closers = append(closers, closeFn)
 		parts = append(parts, bytes.NewReader(h), rd, bytes.NewReader([]byte{0, 0, 0, 0}))
 	}
+	if replay == nil {
+		replay = newReplay(0).encode()
+	}
+	parts = append(parts, bytes.NewReader(replay))
 	return io.MultiReader(parts...), release, nil
 }
 
-// DecodeEpochs reads epochs written by EncodeEpochs into memory.
+// DecodeEpochs reads the epochs of a sink's state written by EncodeEpochs
+// or TxSink.Snapshot into memory; see DecodeSinkState for the replay.
 func DecodeEpochs(data []byte) ([]*Epoch, error) {
+	epochs, _, err := DecodeSinkState(data)
+	return epochs, err
+}
+
+// DecodeSinkState reads a sink's state: its epochs, and the committed
+// records a replay is still to produce again (nil when none).
+func DecodeSinkState(data []byte) ([]*Epoch, *Replay, error) {
 	bad := func(what string) error { return fmt.Errorf("connector: staged epochs: %s", what) }
-	if len(data) < 9 || string(data[:4]) != epochMagic || data[4] != epochVersion {
-		return nil, bad("not an epoch snapshot")
+	if len(data) < 9 || string(data[:4]) != epochMagic || data[4] != epochVersion && data[4] != epochVersionNoReplay {
+		return nil, nil, bad("not an epoch snapshot")
 	}
+	version := data[4]
 	n := binary.LittleEndian.Uint32(data[5:])
 	r := bufio.NewReader(bytes.NewReader(data[9:]))
 	var out []*Epoch
 	for range n {
 		var l [2]byte
 		if _, err := io.ReadFull(r, l[:]); err != nil {
-			return nil, bad("truncated")
+			return nil, nil, bad("truncated")
 		}
 		prefix := make([]byte, binary.LittleEndian.Uint16(l[:]))
 		var fixed [24]byte
 		if _, err := io.ReadFull(r, prefix); err != nil {
-			return nil, bad("truncated")
+			return nil, nil, bad("truncated")
 		}
 		if _, err := io.ReadFull(r, fixed[:]); err != nil {
-			return nil, bad("truncated")
+			return nil, nil, bad("truncated")
 		}
 		e := newEpoch(string(prefix))
 		e.ID = int64(binary.LittleEndian.Uint64(fixed[:]))
@@ -299,13 +321,24 @@ func DecodeEpochs(data []byte) ([]*Epoch, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if e.Count != count {
-			return nil, bad(fmt.Sprintf("epoch %d has %d records, its header says %d", e.ID, e.Count, count))
+			return nil, nil, bad(fmt.Sprintf("epoch %d has %d records, its header says %d", e.ID, e.Count, count))
 		}
 		e.endBlock()
 		out = append(out, e)
 	}
-	return out, nil
+	if version == epochVersionNoReplay {
+		return out, nil, nil
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, bad(err.Error())
+	}
+	replay, err := decodeReplay(rest)
+	if err != nil {
+		return nil, nil, bad(err.Error())
+	}
+	return out, replay, nil
 }

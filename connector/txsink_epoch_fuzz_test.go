@@ -36,9 +36,10 @@ func encodeEpochsForTest(t testing.TB, values ...[]string) []byte {
 	return data
 }
 
-// FuzzDecodeEpochs: a sink's staged epochs, as a checkpoint holds them,
-// never make DecodeEpochs panic or allocate what the data does not hold,
-// and what it decodes encodes to the same bytes.
+// FuzzDecodeEpochs: a sink's state, as a checkpoint holds it (staged
+// epochs and the records a replay is still to produce again), never makes
+// DecodeSinkState panic or allocate what the data does not hold, and what it
+// decodes encodes to the same bytes.
 func FuzzDecodeEpochs(f *testing.F) {
 	seed := encodeEpochsForTest(f, []string{"a", "bb"}, nil, []string{"ccc"})
 	f.Add(seed)
@@ -46,23 +47,24 @@ func FuzzDecodeEpochs(f *testing.F) {
 	f.Add(encodeEpochsForTest(f))
 	f.Add([]byte(epochMagic))
 	f.Add(append([]byte(epochMagic), epochVersion, 1, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff))
+	f.Add(append([]byte(epochMagic), epochVersionNoReplay, 0, 0, 0, 0))
+	r := newReplay(10)
+	for _, v := range []string{"a", "a", "b"} {
+		r.count[r.base([]byte("k"), []byte(v), 1)]++
+		r.left++
+	}
+	withReplay := append(encodeEpochsForTest(f, []string{"x"})[:len(encodeEpochsForTest(f, []string{"x"}))-4], r.encode()...)
+	f.Add(withReplay)
+	f.Add(withReplay[:len(withReplay)-3])
 	f.Fuzz(func(t *testing.T, data []byte) {
-		epochs, err := DecodeEpochs(data)
+		epochs, replay, err := DecodeSinkState(data)
 		if err != nil {
 			return
 		}
-		r, release, err := EncodeEpochs(epochs)
+		again := encodeStateAgain(t, epochs, replay)
+		decoded, replayAgain, err := DecodeSinkState(again)
 		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := io.ReadAll(r)
-		release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		decoded, err := DecodeEpochs(again)
-		if err != nil {
-			t.Fatalf("re-encoded epochs: %v", err)
+			t.Fatalf("re-encoded sink state: %v", err)
 		}
 		if len(decoded) != len(epochs) {
 			t.Fatalf("re-encoded %d epochs, want %d", len(decoded), len(epochs))
@@ -72,14 +74,21 @@ func FuzzDecodeEpochs(f *testing.F) {
 				t.Fatalf("epoch %d differs: %+v, %+v", i, decoded[i], epochs[i])
 			}
 		}
-		if third := encodeAgain(t, decoded); !bytes.Equal(third, again) {
+		if (replay == nil) != (replayAgain == nil) || replay != nil && replay.Len() != replayAgain.Len() {
+			t.Fatalf("re-encoded replay %v, want %v", replayAgain, replay)
+		}
+		if third := encodeStateAgain(t, decoded, replayAgain); !bytes.Equal(third, again) {
 			t.Fatalf("encoding is not stable")
 		}
 	})
 }
 
-func encodeAgain(t *testing.T, epochs []*Epoch) []byte {
-	r, release, err := EncodeEpochs(epochs)
+func encodeStateAgain(t *testing.T, epochs []*Epoch, replay *Replay) []byte {
+	var left []byte
+	if replay != nil {
+		left = replay.encode()
+	}
+	r, release, err := encodeSinkState(epochs, left)
 	if err != nil {
 		t.Fatal(err)
 	}

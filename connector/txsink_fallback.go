@@ -2,10 +2,10 @@ package connector
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +36,8 @@ const replayEntryBytes = 48
 // called before the first Write; a fenced sink first advances its fence
 // (as Recover does), so that nothing still on its way lands after the
 // read. More committed records than the sink's staging budget can remember
-// (Budget / 48 bytes) fail with ErrReplayBudget, naming the counts.
+// (Budget / 48 bytes, with those KeepSkipping took over) fail with
+// ErrReplayBudget, naming the counts.
 //
 // What it relies on, as the exactly-once sinks do: replaying the same
 // input from a checkpoint produces the same records, in any order.
@@ -46,7 +47,11 @@ func (s *TxSink) SkipCommitted(ctx context.Context, after int64, since time.Time
 			return 0, err
 		}
 	}
-	r := newReplay(s.budget / replayEntryBytes)
+	r := s.replay
+	if r == nil {
+		r = newReplay(s.budget / replayEntryBytes)
+	}
+	before := r.left
 	prefix := s.prefix + "."
 	err := s.scan(ctx, since.Add(-clockMargin), false, func(msg jetstream.Msg) error {
 		id := storedID(msg.Headers())
@@ -67,10 +72,11 @@ func (s *TxSink) SkipCommitted(ctx context.Context, after int64, since time.Time
 	if err != nil {
 		return 0, err
 	}
+	found := r.left - before
 	if r.left > 0 {
 		s.replay = r
 	}
-	return r.left, nil
+	return found, nil
 }
 
 // Replayed is the number of records Write dropped as committed before a
@@ -104,42 +110,46 @@ func (s *TxSink) dropReplayed(recs []abi.Record) []abi.Record {
 	return kept
 }
 
-// replay is the multiset of committed records a replay will produce again,
-// by digest.
-type replay struct {
-	seeds [2]maphash.Seed
+// Replay is the multiset of committed records a replay will produce again,
+// by digest: what a sink restored past corrupt checkpoints still drops
+// (SkipCommitted), kept in the sink's checkpoints (Snapshot) so that a
+// later restore drops the rest (KeepSkipping). Digests are SHA-256 based,
+// the same in every process, since a checkpoint outlives the process that
+// took it.
+type Replay struct {
 	count map[recordDigest]uint32
 	// left counts the records remembered and not yet seen again; max is
 	// the most it may hold.
 	left, max int64
-	h         maphash.Hash
+	// buf is the bytes being hashed, reused record after record.
+	buf []byte
 }
 
 // recordDigest is 128 bits of hash of a record's key, value, timestamp and
 // headers (in any order).
 type recordDigest [2]uint64
 
-func newReplay(max int64) *replay {
-	return &replay{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, count: map[recordDigest]uint32{}, max: max}
+func newReplay(max int64) *Replay {
+	return &Replay{count: map[recordDigest]uint32{}, max: max}
 }
 
+// Len is the number of records the replay still expects.
+func (r *Replay) Len() int64 { return r.left }
+
 // remember adds a stored message's record; false when the budget is full.
-func (r *replay) remember(msg jetstream.Msg) bool {
+func (r *Replay) remember(msg jetstream.Msg) bool {
 	if r.left == r.max {
 		return false
 	}
 	h := msg.Headers()
 	ts, _ := strconv.ParseInt(h.Get(HeaderTimestamp), 10, 64)
-	var d recordDigest
-	for lane := range d {
-		d[lane] = r.base(lane, []byte(h.Get(HeaderKey)), msg.Data(), ts)
-		for name, vals := range h {
-			if sinkHeader(name) {
-				continue
-			}
-			for _, v := range vals {
-				d[lane] += r.header(lane, []byte(name), []byte(v))
-			}
+	d := r.base([]byte(h.Get(HeaderKey)), msg.Data(), ts)
+	for name, vals := range h {
+		if sinkHeader(name) {
+			continue
+		}
+		for _, v := range vals {
+			d = d.add(r.header([]byte(name), []byte(v)))
 		}
 	}
 	r.count[d]++
@@ -148,14 +158,30 @@ func (r *replay) remember(msg jetstream.Msg) bool {
 }
 
 // take reports whether rec is one the replay expects, counting it off.
-func (r *replay) take(rec *abi.Record) bool {
-	var d recordDigest
-	for lane := range d {
-		d[lane] = r.base(lane, rec.Key, rec.Value, rec.Timestamp)
-		for _, hd := range rec.Headers {
-			d[lane] += r.header(lane, hd.Name, hd.Value)
-		}
+func (r *Replay) take(rec *abi.Record) bool {
+	d := r.base(rec.Key, rec.Value, rec.Timestamp)
+	for _, hd := range rec.Headers {
+		d = d.add(r.header(hd.Name, hd.Value))
 	}
+	return r.takeDigest(d)
+}
+
+// rememberLine adds a line an object holds (an object store sink's
+// records); false when the budget is full.
+func (r *Replay) rememberLine(line []byte) bool {
+	if r.left == r.max {
+		return false
+	}
+	r.count[r.line(line)]++
+	r.left++
+	return true
+}
+
+// takeLine reports whether a record's line is one the replay expects,
+// counting it off.
+func (r *Replay) takeLine(line []byte) bool { return r.takeDigest(r.line(line)) }
+
+func (r *Replay) takeDigest(d recordDigest) bool {
 	n := r.count[d]
 	if n == 0 {
 		return false
@@ -169,22 +195,42 @@ func (r *replay) take(rec *abi.Record) bool {
 	return true
 }
 
-func (r *replay) base(lane int, key, value []byte, ts int64) uint64 {
-	r.h.SetSeed(r.seeds[lane])
-	var n [8]byte
-	r.h.Write(binary.LittleEndian.AppendUint64(n[:0], uint64(len(key))))
-	r.h.Write(key)
-	r.h.Write(binary.LittleEndian.AppendUint64(n[:0], uint64(ts)))
-	r.h.Write(value)
-	return r.h.Sum64()
+// base digests a record without its headers, header one header; a
+// record's digest is the sum of its base and its headers', so that the
+// order of the headers does not matter. A first byte tells the two apart.
+func (r *Replay) base(key, value []byte, ts int64) recordDigest {
+	r.buf = append(r.buf[:0], 'r')
+	r.buf = binary.LittleEndian.AppendUint64(r.buf, uint64(len(key)))
+	r.buf = append(r.buf, key...)
+	r.buf = binary.LittleEndian.AppendUint64(r.buf, uint64(ts))
+	r.buf = append(r.buf, value...)
+	return r.sum()
 }
 
-func (r *replay) header(lane int, name, value []byte) uint64 {
-	r.h.SetSeed(r.seeds[lane])
-	r.h.Write(name)
-	r.h.WriteByte(0)
-	r.h.Write(value)
-	return r.h.Sum64()
+func (r *Replay) header(name, value []byte) recordDigest {
+	r.buf = append(r.buf[:0], 'h')
+	r.buf = binary.LittleEndian.AppendUint64(r.buf, uint64(len(name)))
+	r.buf = append(r.buf, name...)
+	r.buf = append(r.buf, value...)
+	return r.sum()
+}
+
+func (r *Replay) line(line []byte) recordDigest {
+	r.buf = append(append(r.buf[:0], 'l'), line...)
+	return r.sum()
+}
+
+func (r *Replay) sum() recordDigest {
+	h := sha256.Sum256(r.buf)
+	return recordDigest{binary.LittleEndian.Uint64(h[:8]), binary.LittleEndian.Uint64(h[8:16])}
+}
+
+func (d recordDigest) add(o recordDigest) recordDigest {
+	return recordDigest{d[0] + o[0], d[1] + o[1]}
+}
+
+func (d recordDigest) less(o recordDigest) bool {
+	return d[0] < o[0] || d[0] == o[0] && d[1] < o[1]
 }
 
 // sinkHeader: a header the sink adds to a record's message, not one of the

@@ -2,6 +2,8 @@ package connector
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -122,5 +124,111 @@ func TestTxSinkSkipCommittedBudget(t *testing.T) {
 	_, err := s.SkipCommitted(testCtx(t), 5, restored)
 	if !errors.Is(err, ErrReplayBudget) || !strings.Contains(err.Error(), "more than 10 records of epochs after checkpoint 5 (budget 480 bytes)") {
 		t.Fatalf("SkipCommitted: %v", err)
+	}
+}
+
+// TestTxSinkSkipCommittedSurvivesSecondFailure: a sink that falls back past
+// checkpoint 6 fails again after checkpoint 7 completed, with 120 of the
+// 200 records epoch 6 committed not yet replayed. Checkpoint 7's state of
+// the sink holds them, and the sink restored from it drops them from the
+// replay since checkpoint 7: the subject holds every record once.
+func TestTxSinkSkipCommittedSurvivesSecondFailure(t *testing.T) {
+	ts := startServer(t)
+	newTxStream(t, ts, time.Minute)
+	cfg := TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0"}
+	before := newTxSink(t, ts, cfg)
+	if err := commitEpoch(t, before, 5, txRecords(0, 100)); err != nil {
+		t.Fatal(err)
+	}
+	restored := time.Now()
+	if err := commitEpoch(t, before, 6, txRecords(100, 200)); err != nil {
+		t.Fatal(err)
+	}
+	before.Close()
+
+	first := newTxSink(t, ts, cfg)
+	if found, err := first.SkipCommitted(testCtx(t), 5, restored); err != nil || found != 200 {
+		t.Fatalf("SkipCommitted = %d, %v; want 200", found, err)
+	}
+	if err := first.Write(testCtx(t), txRecords(100, 80)); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Seal(7); err != nil {
+		t.Fatal(err)
+	}
+	state := snapshotBytes(t, first)
+	if err := first.Commit(testCtx(t), 7); err != nil {
+		t.Fatal(err)
+	}
+	// The replay goes on past checkpoint 7, then the job fails.
+	if err := first.Write(testCtx(t), txRecords(180, 40)); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	epochs, left, err := DecodeSinkState(state)
+	if err != nil || len(epochs) != 0 || left == nil || left.Len() != 120 {
+		t.Fatalf("checkpoint 7's sink state: %d epochs, replay %v, %v; want none and 120 records", len(epochs), left, err)
+	}
+	second := newTxSink(t, ts, cfg)
+	if n, err := second.KeepSkipping([]*Replay{nil, left}); err != nil || n != 120 {
+		t.Fatalf("KeepSkipping = %d, %v; want 120", n, err)
+	}
+	// The replay since checkpoint 7: v180 ... v299, then new input.
+	if err := commitEpoch(t, second, 8, txRecords(180, 170)); err != nil {
+		t.Fatal(err)
+	}
+	if second.Replayed() != 120 || second.Unreplayed() != 0 {
+		t.Fatalf("replayed %d, unreplayed %d; want 120 and 0", second.Replayed(), second.Unreplayed())
+	}
+	seen := map[string]int{}
+	for _, v := range subjectMessages(t, ts.js, "TX", "tx.out") {
+		seen[v]++
+	}
+	if len(seen) != 350 {
+		t.Fatalf("sink subject holds %d distinct values, want 350", len(seen))
+	}
+	for i := range 350 {
+		if v := fmt.Sprintf("v%d", i); seen[v] != 1 {
+			t.Fatalf("value %q stored %d times, want once", v, seen[v])
+		}
+	}
+
+	small := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.1", Budget: 100 * replayEntryBytes})
+	if _, err := small.KeepSkipping([]*Replay{left}); !errors.Is(err, ErrReplayBudget) ||
+		!strings.Contains(err.Error(), "more than 100 records still to drop from the replay (budget 4800 bytes)") {
+		t.Fatalf("KeepSkipping past the budget: %v", err)
+	}
+}
+
+// snapshotBytes is the sink's checkpointed state.
+func snapshotBytes(t *testing.T, s *TxSink) []byte {
+	t.Helper()
+	r, release, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestTxSinkSkipCommittedNothingSince: a restore whose checkpoint was
+// triggered after the sink's last message (the newest checkpoint, restored
+// while older ones are corrupt) finds nothing to drop, at once: the read
+// back does not wait for a message that will never come.
+func TestTxSinkSkipCommittedNothingSince(t *testing.T) {
+	ts := startServer(t)
+	newTxStream(t, ts, time.Minute)
+	before := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0"})
+	if err := commitEpoch(t, before, 6, txRecords(0, 10)); err != nil {
+		t.Fatal(err)
+	}
+	s := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0"})
+	if found, err := s.SkipCommitted(testCtx(t), 7, time.Now().Add(time.Hour)); err != nil || found != 0 || s.Unreplayed() != 0 {
+		t.Fatalf("SkipCommitted = %d, %v (unreplayed %d); want nothing", found, err, s.Unreplayed())
 	}
 }

@@ -130,6 +130,11 @@ func (s *TxSink) scan(ctx context.Context, since time.Time, headersOnly bool, ea
 	if err != nil {
 		return fmt.Errorf("connector: sink to %q: read back stream %q: %w", s.subject, s.stream, err)
 	}
+	if last.Time.Before(since) {
+		// Nothing stored since: a consumer starting then would never
+		// deliver the last message to end the read on.
+		return nil
+	}
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{s.subject}, DeliverPolicy: jetstream.DeliverByStartTimePolicy,
 		OptStartTime: &since, HeadersOnly: headersOnly,

@@ -123,3 +123,54 @@ func (f *failAfterInFlight) inject(point, job, task string) error {
 	}
 	return nil
 }
+
+// TestUnalignedCheckpointWhileSourcesDrain: the whole bounded input fits in
+// the exchange's buffers, so the sources read to their end at once and
+// wait for a slow (throttled) sink to take what they sent before they end
+// their channels. They still take checkpoints meanwhile, whose barriers
+// overtake that output: the first checkpoint completes while the sink has
+// taken less than half of the input, not once the sources' ends reach it
+// behind all of it. The output is exact.
+func TestUnalignedCheckpointWhileSourcesDrain(t *testing.T) {
+	const keys, perKey = 80, 100
+	m, js, mod := newSeqcheckJob(t, keys, perKey)
+	ctx := context.Background()
+	info, err := m.SubmitJob(ctx, fmt.Appendf(nil, `
+name: drain
+parallelism: 2
+checkpoint: {interval: 100ms, mode: exactly_once, unaligned: true}
+sources: [{id: in, jetstream: {stream: IN, subjects: ["in.0", "in.1", "in.2", "in.3"], bounded: true}}]
+operators: [{id: track, input: in, key_by: {field: k}, process: {module: %s, function: track}}]
+sinks: [{id: out, input: track, jetstream: {subject: out}, throttle: 2000}]
+`, mod.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := int64(-1)
+	for taken < 0 {
+		got, err := m.GetJob(ctx, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State.Terminal() {
+			t.Fatalf("job %s (%s) before a checkpoint completed", got.State, got.Failure)
+		}
+		if got.Checkpoint.Completed > 0 {
+			for _, v := range got.Vertices {
+				if v.ID == "out" {
+					taken = v.RecordsIn
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if taken >= keys*perKey/2 {
+		t.Fatalf("the first checkpoint completed once the sink had taken %d of %d records, want less than half", taken, keys*perKey)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if info, err = m.WaitJob(wctx, info.ID); err != nil || info.State != StateFinished {
+		t.Fatalf("job %s: %s, %v", info.State, info.Failure, err)
+	}
+	checkSeqOutput(t, js, keys, perKey)
+}

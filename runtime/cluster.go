@@ -48,7 +48,11 @@ func (m *Manager) joinCluster(ctx context.Context, cfg cluster.Config) error {
 		return err
 	}
 	c := &clusterState{member: member, records: map[string]*jobRecord{}, expiredSince: map[string]time.Time{}, done: make(chan struct{}), parts: parts{jobs: map[string]*part{}}}
+	// The member's heartbeat already calls load, which reads m.cluster
+	// under m.mu.
+	m.mu.Lock()
 	m.cluster = c
+	m.mu.Unlock()
 	member.OnAssignment(m.sawAssignment)
 	runCtx, stop := context.WithCancel(context.Background())
 	c.stop = stop
@@ -205,7 +209,7 @@ func (m *Manager) takeOver(ctx context.Context, id string) {
 
 // runLeased starts a job this worker holds the lease of, from its record.
 func (m *Manager) runLeased(ctx context.Context, rec *jobRecord, rev uint64, lease *cluster.Lease) error {
-	j, err := m.prepare(ctx, rec.ID, rec.Spec, rec.FromSavepoint, rec.AllowNonRestored, rec.Modules)
+	j, err := m.prepareRecord(ctx, rec) // upgrade_canary.go
 	if err != nil {
 		now := time.Now().UTC()
 		rec.State, rec.Failure, rec.Ended = StateFailed, "taking over the job: "+err.Error(), &now
@@ -216,7 +220,7 @@ func (m *Manager) runLeased(ctx context.Context, rec *jobRecord, rev uint64, lea
 		return err
 	}
 	settleProbation(rec) // versions.go
-	j.created, j.ends, j.versions = rec.Created, rec.Ends, rec.Versions
+	j.created, j.ends, j.versions, j.restarts = rec.Created, rec.Ends, rec.Versions, rec.Restarts
 	j.own(lease, rev)
 	m.mu.Lock()
 	if m.closed {

@@ -186,7 +186,7 @@ func (m *Manager) runPart(ctx context.Context, a cluster.Assignment) {
 		}
 		rec = r
 	}
-	j, err := m.prepare(ctx, rec.ID, rec.Spec, rec.FromSavepoint, rec.AllowNonRestored, rec.Modules)
+	j, err := m.prepareRecord(ctx, rec) // upgrade_canary.go
 	if err != nil {
 		log.Warn("part of a job not started", "error", err)
 		return

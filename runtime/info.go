@@ -92,8 +92,11 @@ type JobInfo struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Versions are the job's versions, oldest first (versions.go).
 	Versions []VersionInfo `json:"versions,omitempty"`
-	Vertices []VertexInfo  `json:"vertices,omitempty"`
-	Edges    []EdgeInfo    `json:"edges,omitempty"`
+	// Canary is the canary the job runs, if any, with each version's
+	// figures (upgrade_canary.go).
+	Canary   *CanaryInfo  `json:"canary,omitempty"`
+	Vertices []VertexInfo `json:"vertices,omitempty"`
+	Edges    []EdgeInfo   `json:"edges,omitempty"`
 }
 
 // JobModule is a module reference of a job spec and what it resolved to at

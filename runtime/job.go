@@ -60,6 +60,10 @@ type job struct {
 	versions  []VersionInfo
 	switching *pendingSwitch
 	probation *probation
+	// canary is the canary the job runs on part of its key space, if any
+	// (upgrade_canary.go); spec and refs are the version that runs on the
+	// rest.
+	canary *canaryVersion
 
 	// lease is the job's lease in cluster mode (set before start), and
 	// regRev the revision of its registry record this worker last wrote;
@@ -119,10 +123,10 @@ func (j *job) setState(s JobState, failure string) {
 
 // recordLocked is the job's registry record; j.mu is held.
 func (j *job) recordLocked() *jobRecord {
-	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends, Modules: j.refs, Versions: j.versions}
+	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends, Modules: j.refs, Canary: j.canary, Versions: j.versions, Restarts: j.restarts}
 	if pr := j.probation; pr != nil && !pr.passed {
 		// Until the new version commits, a restart runs the one before.
-		rec.Spec, rec.Modules = pr.previousSpec, pr.previousRefs
+		rec.Spec, rec.Modules, rec.Canary = pr.previousSpec, pr.previousRefs, pr.previousCanary
 	}
 	if cp := j.x.Checkpoints; cp != nil && cp.From != nil {
 		rec.FromSavepoint, rec.AllowNonRestored = j.from, cp.AllowNonRestored
@@ -334,8 +338,9 @@ func (j *job) info() JobInfo {
 		ended := j.ended
 		info.Ended = &ended
 	}
-	assignment := j.assignment
+	assignment, cv := j.assignment, j.canary
 	j.mu.Unlock()
+	info.Canary = j.canaryInfo(cv) // upgrade_canary.go
 	info.Exceptions = j.x.Exceptions.List()
 	if j.x.Checkpoints != nil {
 		info.Checkpoint = j.x.Checkpoints.Info()

@@ -161,7 +161,7 @@ func (m *Manager) resume(ctx context.Context) error {
 		if err := m.resumeVersions(ctx, rec); err != nil { // versions.go
 			return err
 		}
-		j, err := m.prepare(ctx, rec.ID, rec.Spec, rec.FromSavepoint, rec.AllowNonRestored, rec.Modules)
+		j, err := m.prepareRecord(ctx, rec) // upgrade_canary.go
 		if err != nil {
 			now := time.Now().UTC()
 			rec.State, rec.Failure, rec.Ended = StateFailed, "resuming after restart: "+err.Error(), &now
@@ -172,7 +172,7 @@ func (m *Manager) resume(ctx context.Context) error {
 			m.log.Error("job not resumed", "job", rec.ID, "error", err)
 			continue
 		}
-		j.created, j.ends, j.versions = rec.Created, rec.Ends, rec.Versions
+		j.created, j.ends, j.versions, j.restarts = rec.Created, rec.Ends, rec.Versions, rec.Restarts
 		m.jobs[j.id] = j
 		j.start()
 		m.log.Info("job resumed", "job", j.id, "job_name", rec.Name)

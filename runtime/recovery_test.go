@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -418,6 +419,260 @@ func TestRestoreFallbackDropsCommittedOutput(t *testing.T) {
 	p.checkpointed(id, 200)
 	if got := streamValues(t, p.js, "OUT"); !slices.Equal(got, values(0, 200)) {
 		t.Fatalf("output %d records, want v0 to v199 once each in order: %v", len(got), got)
+	}
+	want := fmt.Sprintf(`msg="sink drops committed output from the replay" job=%s job_name=pass vertex=out subtask=0 after_checkpoint=%s records=50`, id, filepath.Base(dirs[before-1]))
+	if log := strings.Join(p.log.lines(), "\n"); !strings.Contains(log, want) {
+		t.Fatalf("log has no %s:\n%s", want, log)
+	}
+}
+
+// TestRestoreFallbackSurvivesSecondFailure: after a fallback past corrupt
+// checkpoints whose epochs committed 10,000 records, the platform stops
+// again while the replay is under way, once a newer checkpoint completed.
+// That checkpoint holds the committed records the replay had not produced
+// again yet, the sink restored from it goes on dropping them, and the
+// output stays each record once, in order.
+func TestRestoreFallbackSurvivesSecondFailure(t *testing.T) {
+	const committed = 10_000
+	p := newRecoveryPlatform(t)
+	p.stream("IN", "in")
+	p.stream("OUT", "out")
+	p.publish("in", 0, 100)
+	// The throttle makes the replay last seconds, over many checkpoints.
+	spec := strings.Replace(passThroughJob, "mode: exactly_once}", "mode: exactly_once, retain: 1000}", 1)
+	spec = strings.Replace(spec, "jetstream: {subject: out}}", "jetstream: {subject: out}, throttle: 2000}", 1)
+	info, err := p.m.SubmitJob(context.Background(), fmt.Appendf(nil, spec, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := info.ID
+	p.checkpointed(id, 100)
+	before := len(p.checkpointDirs(id))
+	p.publish("in", 100, 100+committed)
+	p.checkpointed(id, 100+committed)
+	p.stop()
+	dirs := p.checkpointDirs(id)
+	for _, dir := range dirs[before:] {
+		truncate(t, filepath.Join(dir, "_metadata"))
+	}
+	newestCorrupt, _ := strconv.Atoi(filepath.Base(dirs[len(dirs)-1]))
+	p.start()
+	waitFor(t, "a checkpoint after the fallback", func() bool {
+		all := p.checkpointDirs(id)
+		n, _ := strconv.Atoi(filepath.Base(all[len(all)-1]))
+		return n > newestCorrupt
+	})
+	p.stop()
+	p.start()
+	t.Cleanup(func() {
+		if t.Failed() {
+			info := p.info(id)
+			t.Logf("state %s %s %+v", info.State, info.Failure, info.Checkpoint)
+			for _, l := range p.log.lines() {
+				if !strings.Contains(l, "checkpoint completed") {
+					t.Log(l)
+				}
+			}
+		}
+	})
+	left := ""
+	waitFor(t, "the job to run again", func() bool {
+		for _, l := range p.log.lines() {
+			if strings.Contains(l, `msg="sink goes on dropping committed output from the replay"`) {
+				left = l
+			}
+		}
+		info := p.info(id)
+		if info.State == StateFailed {
+			t.Fatalf("job failed: %s\n%s", info.Failure, strings.Join(p.log.lines(), "\n"))
+		}
+		return info.Checkpoint != nil && info.Checkpoint.Restored != nil
+	})
+	if left == "" {
+		t.Fatalf("the replay had ended before the second stop, so nothing was left to drop: the test checks nothing; log:\n%s",
+			strings.Join(p.log.lines(), "\n"))
+	}
+	p.publish("in", 100+committed, 150+committed)
+	p.checkpointed(id, 150+committed)
+	if got := streamValues(t, p.js, "OUT"); !slices.Equal(got, values(0, 150+committed)) {
+		t.Fatalf("output %d records, want v0 to v%d once each in order", len(got), 149+committed)
+	}
+	t.Log(left)
+}
+
+// TestRestoreFallbackToSavepointDropsCommittedOutput: a job submitted from
+// another job's savepoint commits 50 records; all its checkpoints are
+// corrupt when the platform starts again, so it restores the savepoint,
+// and its exactly-once sink drops the 50 from the replay: the output stays
+// each record once, in order.
+func TestRestoreFallbackToSavepointDropsCommittedOutput(t *testing.T) {
+	p := newRecoveryPlatform(t)
+	p.stream("IN", "in")
+	p.stream("OUT", "out")
+	p.publish("in", 0, 100)
+	ctx := context.Background()
+	first, err := p.m.SubmitJob(ctx, fmt.Appendf(nil, passThroughJob, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.checkpointed(first.ID, 100)
+	sp := waitSavepoint(t, p.m, first.ID, true)
+	p.wait(first.ID)
+	info, err := p.m.SubmitJobFromSavepoint(ctx, fmt.Appendf(nil, passThroughJob, ""), sp, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := info.ID
+	p.publish("in", 100, 150)
+	p.checkpointed(id, 150)
+	p.stop()
+	for _, dir := range p.checkpointDirs(id) {
+		truncate(t, filepath.Join(dir, "_metadata"))
+	}
+	p.start()
+	waitFor(t, "the job to run again", func() bool {
+		info := p.info(id)
+		return info.Checkpoint != nil && info.Checkpoint.Restored != nil
+	})
+	p.publish("in", 150, 200)
+	p.checkpointed(id, 200)
+	if got := streamValues(t, p.js, "OUT"); !slices.Equal(got, values(0, 200)) {
+		t.Fatalf("output %d records, want v0 to v199 once each in order: %v", len(got), got)
+	}
+	want := fmt.Sprintf(`msg="sink drops committed output from the replay" job=%s job_name=pass vertex=out subtask=0 after_checkpoint=0 records=50`, id)
+	if log := strings.Join(p.log.lines(), "\n"); !strings.Contains(log, want) {
+		t.Fatalf("log has no %s:\n%s", want, log)
+	}
+}
+
+// filterGapJob reads subject in.a of IN, throttled so that it reads for
+// seconds.
+const filterGapJob = `
+name: gap
+checkpoint: {interval: 50ms, mode: exactly_once}
+restart: {strategy: none}
+sources: [{id: in, jetstream: {stream: IN, subjects: [in.a]%s}}]
+sinks: [{id: out, input: in, jetstream: {subject: out}, throttle: 2000}]
+`
+
+// TestSourceGapWhileReadingSubjectFilter: while a job reads subject in.a
+// of a stream of 10,000 messages of in.a and as many of in.b, the last
+// message of in.a is deleted. The job fails naming the gap (on_gap: fail,
+// the default), or stores every other message of in.a once, in order, and
+// counts one gap (skip).
+func TestSourceGapWhileReadingSubjectFilter(t *testing.T) {
+	const n = 10_000
+	for _, mode := range []struct{ name, onGap string }{{"fail", ""}, {"skip", ", on_gap: skip"}} {
+		onGap := mode.onGap
+		t.Run(mode.name, func(t *testing.T) {
+			p := newRecoveryPlatform(t)
+			p.stream("IN", "in.a", "in.b")
+			p.stream("OUT", "out")
+			ctx := context.Background()
+			for i := range n {
+				for _, subject := range []string{"in.a", "in.b"} {
+					if _, err := p.js.Publish(ctx, subject, fmt.Appendf(nil, "v%d", i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			info, err := p.m.SubmitJob(ctx, fmt.Appendf(nil, filterGapJob, onGap))
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := info.ID
+			waitFor(t, "the job to store records", func() bool { return len(streamValues(t, p.js, "OUT")) >= 100 })
+			st, err := p.js.Stream(ctx, "IN")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// v9999 of in.a is at sequence 19,999.
+			if err := st.DeleteMsg(ctx, 2*n-1); err != nil {
+				t.Fatal(err)
+			}
+			const why = "the stream removed 1 of the filter's messages the source had not read yet"
+			if onGap == "" {
+				info := p.wait(id)
+				if info.State != StateFailed || !strings.Contains(info.Failure, `connector: source in: stream "IN" filter "in.a": sequence gap after position`) ||
+					!strings.Contains(info.Failure, why) {
+					t.Fatalf("job %s: %s\nwant FAILED with a gap: %s", info.State, info.Failure, why)
+				}
+				return
+			}
+			want := values(0, n-1)
+			waitFor(t, "the records of in.a", func() bool { return len(streamValues(t, p.js, "OUT")) >= len(want) })
+			p.checkpointed(id, len(want))
+			if got := streamValues(t, p.js, "OUT"); !slices.Equal(got, want) {
+				t.Fatalf("output %d records, want v0 to v%d once each in order", len(got), n-2)
+			}
+			gaps, ok := lookup(gather(t, p.m)["platform_source_gaps_total"], "job_id="+id+",job_name=gap,subtask=0,vertex=in")
+			if !ok || gaps != 1 {
+				t.Fatalf("platform_source_gaps_total %v (%v), want 1", gaps, ok)
+			}
+		})
+	}
+}
+
+// TestRestoreFallbackObjectSinkDropsCommittedOutput: the objects an
+// exactly-once object store sink wrote for checkpoints that are corrupt
+// when the platform starts again stay; the replay from the older checkpoint
+// names its objects anew, and the sink drops the records those objects hold
+// from it: the bucket holds each record once.
+func TestRestoreFallbackObjectSinkDropsCommittedOutput(t *testing.T) {
+	p := newRecoveryPlatform(t)
+	p.stream("IN", "in")
+	if _, err := p.js.CreateObjectStore(context.Background(), jetstream.ObjectStoreConfig{Bucket: "FILES"}); err != nil {
+		t.Fatal(err)
+	}
+	p.publish("in", 0, 100)
+	spec := strings.Replace(passThroughJob, "mode: exactly_once}", "mode: exactly_once, retain: 1000}", 1)
+	spec = strings.Replace(spec, "jetstream: {subject: out}}", "object_store: {bucket: FILES, prefix: out}}", 1)
+	info, err := p.m.SubmitJob(context.Background(), fmt.Appendf(nil, spec, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := info.ID
+	stored := func() []string {
+		lines, _, _ := objectLines(t, p.js, "FILES")
+		var out []string
+		for _, l := range lines {
+			var rec struct{ Value string }
+			if err := json.Unmarshal([]byte(l), &rec); err != nil {
+				t.Fatalf("line %q: %v", l, err)
+			}
+			out = append(out, rec.Value)
+		}
+		slices.SortFunc(out, func(a, b string) int {
+			x, _ := strconv.Atoi(a[1:])
+			y, _ := strconv.Atoi(b[1:])
+			return x - y
+		})
+		return out
+	}
+	written := func(n int) {
+		t.Helper()
+		waitFor(t, fmt.Sprintf("%d records in objects", n), func() bool { return len(stored()) >= n })
+		at := p.info(id).Checkpoint.Completed
+		waitFor(t, "two more checkpoints", func() bool { return p.info(id).Checkpoint.Completed >= at+2 })
+	}
+	written(100)
+	before := len(p.checkpointDirs(id))
+	p.publish("in", 100, 150)
+	written(150)
+	p.stop()
+	dirs := p.checkpointDirs(id)
+	for _, dir := range dirs[before:] {
+		truncate(t, filepath.Join(dir, "_metadata"))
+	}
+	p.start()
+	waitFor(t, "the job to run again", func() bool {
+		info := p.info(id)
+		return info.Checkpoint != nil && info.Checkpoint.Restored != nil
+	})
+	p.publish("in", 150, 200)
+	written(200)
+	if got := stored(); !slices.Equal(got, values(0, 200)) {
+		t.Fatalf("objects hold %d records, want v0 to v199 once each: %v", len(got), got)
 	}
 	want := fmt.Sprintf(`msg="sink drops committed output from the replay" job=%s job_name=pass vertex=out subtask=0 after_checkpoint=%s records=50`, id, filepath.Base(dirs[before-1]))
 	if log := strings.Join(p.log.lines(), "\n"); !strings.Contains(log, want) {

@@ -43,11 +43,17 @@ type jobRecord struct {
 	// rescaled (versions.go); Spec and Modules are its committed
 	// version's.
 	Versions []VersionInfo `json:"versions,omitempty"`
+	// Canary is the canary the job runs on part of its key space, if
+	// any: Spec and Modules run on the rest.
+	Canary *canaryVersion `json:"canary,omitempty"`
+	// Restarts counts the job's restarts after failures on every worker
+	// that ran it, so that the count survives the job's moves.
+	Restarts int64 `json:"restarts,omitempty"`
 }
 
 // info is what the API shows of a job only the registry has.
 func (rec *jobRecord) info() JobInfo {
-	return JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure, Modules: rec.Modules, Versions: rec.Versions}
+	return JobInfo{ID: rec.ID, Name: rec.Name, State: rec.State, Created: rec.Created, Ended: rec.Ended, Failure: rec.Failure, Modules: rec.Modules, Versions: rec.Versions, Restarts: rec.Restarts}
 }
 
 // registry persists job records in JetStream KV. Writes come from the

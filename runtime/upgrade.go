@@ -27,6 +27,9 @@ type UpgradeRequest struct {
 	Spec string `json:"spec,omitempty"`
 	// Probation bounds the time the new version may still be rolled back.
 	Probation Probation `json:"probation,omitzero"`
+	// Canary, when set, runs the new version on these key groups only,
+	// until PromoteJob or RollbackJob (upgrade_canary.go).
+	Canary *CanaryRequest `json:"canary,omitempty"`
 }
 
 // Probation is how long a new version is watched before it is committed:
@@ -91,9 +94,15 @@ func (m *Manager) UpgradeJob(ctx context.Context, id string, req UpgradeRequest)
 	if err != nil {
 		return SwitchInfo{}, listProblems(err, nil)
 	}
+	if err := old.refuseDuringCanary(); err != nil {
+		return SwitchInfo{}, err
+	}
 	data, pinned, err := m.upgradeSpec(ctx, old, req)
 	if err != nil {
 		return SwitchInfo{}, listProblems(err, nil)
+	}
+	if req.Canary != nil {
+		return m.upgradeCanary(ctx, old, data, pinned, req.Canary, change{kind: changeCanary, records: records, wait: wait})
 	}
 	return m.switchVersion(ctx, old, data, pinned, change{kind: changeUpgrade, records: records, wait: wait})
 }
@@ -157,6 +166,11 @@ type change struct {
 	records int64
 	wait    time.Duration
 }
+
+// probation reports whether the version the change switches to is on
+// probation until records or wait: not a canary's rollback, which returns
+// to the version the job ran before.
+func (c change) probation() bool { return c.records > 0 || c.wait > 0 }
 
 // checkSwitch refuses a new version that cannot take over the old one's
 // checkpoint: another graph, other checkpoint settings or max
@@ -238,7 +252,11 @@ func vertexPath(p *plan.Plan, id string) string {
 
 // stateProblems lists the states a keyed process operator's old module
 // declares that its new module does not, or declares with another kind:
-// the snapshot's state of that name would be dropped or refused.
+// the snapshot's state of that name would be dropped or refused. A new
+// module that renames or retypes a state declares the old one retired and
+// converts it in its migrate_state function (abi/migrate.go); the old
+// module's own retired states were emptied at its restore and need no
+// heir.
 func (m *Manager) stateProblems(old, nw *plan.Plan) []string {
 	var problems []string
 	for _, v := range nw.Vertices {
@@ -249,12 +267,15 @@ func (m *Manager) stateProblems(old, nw *plan.Plan) []string {
 		od, _ := m.lookupDescription(ov.Fn.Module)
 		nd, _ := m.lookupDescription(v.Fn.Module)
 		for _, st := range od.States {
+			if st.Retired {
+				continue
+			}
 			i := nd.LookupState(st.Name)
 			switch {
 			case i < 0:
-				problems = append(problems, fmt.Sprintf("%s.process: the new module declares no state %q (a %s state of the running module, renamed or removed): its state would be lost", vertexPath(nw, v.ID), st.Name, st.Kind))
+				problems = append(problems, fmt.Sprintf("%s.process: the new module declares no state %q (a %s state of the running module, renamed or removed): its state would be lost; to rename or retype it, declare it retired and convert it in a migrate_state function", vertexPath(nw, v.ID), st.Name, st.Kind))
 			case nd.States[i].Kind != st.Kind:
-				problems = append(problems, fmt.Sprintf("%s.process: state %q is a %s state in the new module, a %s state in the running one", vertexPath(nw, v.ID), st.Name, nd.States[i].Kind, st.Kind))
+				problems = append(problems, fmt.Sprintf("%s.process: state %q is a %s state in the new module, a %s state in the running one; to retype it, give the new state another name, declare %q retired and convert it in a migrate_state function", vertexPath(nw, v.ID), st.Name, nd.States[i].Kind, st.Kind, st.Name))
 			}
 		}
 	}

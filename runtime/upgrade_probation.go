@@ -80,7 +80,7 @@ func (j *job) commitVersion(ctx context.Context) error {
 		return fmt.Errorf("%w: %d of %d records processed", errOnProbation, records, pr.change.records)
 	}
 	rec := j.recordLocked()
-	rec.Spec, rec.Modules = j.spec, j.refs
+	rec.Spec, rec.Modules, rec.Canary = j.spec, j.refs, j.canary
 	rec.Versions = withOutcome(rec.Versions, VersionRunning, "")
 	j.mu.Unlock()
 	if err := j.persistCtx(ctx, rec); err != nil {

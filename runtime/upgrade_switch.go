@@ -25,8 +25,9 @@ type probation struct {
 	started time.Time
 	// previous is what the version before ran: its spec and modules, for
 	// a rollback (and for the registry, until this version commits).
-	previousSpec []byte
-	previousRefs []JobModule
+	previousSpec   []byte
+	previousRefs   []JobModule
+	previousCanary *canaryVersion
 	// passed: a checkpoint of this version completed; it can no longer be
 	// rolled back.
 	passed bool
@@ -48,13 +49,28 @@ func (m *Manager) switchVersion(ctx context.Context, old *job, data []byte, pinn
 	if err := m.checkSwitch(old.x.Plan, nj.x.Plan, data); err != nil {
 		return SwitchInfo{}, err
 	}
+	return m.triggerSwitch(old, nj, ch)
+}
+
+// triggerSwitch triggers the checkpoint whose barrier hands job old over
+// to nj, checked against it, unless another switch is under way or the
+// job does not run. While old runs a canary, only a promotion or a
+// rollback may switch it.
+func (m *Manager) triggerSwitch(old, nj *job, ch change) (SwitchInfo, error) {
 	old.mu.Lock()
 	defer old.mu.Unlock()
+	canaryChange := ch.kind == changePromote || ch.kind == changeRollback
+	// A version just switched to is CREATED until its tasks run: that
+	// it is switching is the answer then, not that it does not run.
 	switch {
-	case old.st != StateRunning:
-		return SwitchInfo{}, fmt.Errorf("job %s is %s: %w", old.id, old.st, ErrNotRunning)
 	case old.switching != nil || old.probation != nil && !old.probation.passed:
 		return SwitchInfo{}, fmt.Errorf("job %s: %w: wait until its current version is committed or rolled back", old.id, ErrSwitchInProgress)
+	case old.canary != nil && !canaryChange:
+		return SwitchInfo{}, fmt.Errorf("job %s: %w: it runs a canary on key groups %s; promote it or roll it back first", old.id, ErrSwitchInProgress, old.canary.KeyGroups)
+	case old.canary == nil && canaryChange:
+		return SwitchInfo{}, fmt.Errorf("job %s: %w", old.id, ErrNoCanary)
+	case old.st != StateRunning:
+		return SwitchInfo{}, fmt.Errorf("job %s is %s: %w", old.id, old.st, ErrNotRunning)
 	case old.stopping != nil:
 		return SwitchInfo{}, fmt.Errorf("job %s is stopping with a savepoint: %w", old.id, ErrNotRunning)
 	}
@@ -115,7 +131,7 @@ func (j *job) abandonSwitch(reason string) {
 // newVersion is the history entry of the version j runs, following
 // versions.
 func (j *job) newVersion(versions []VersionInfo, kind string, from int64, outcome, reason string) VersionInfo {
-	return VersionInfo{Version: nextVersion(versions), Change: kind, Modules: j.refs, Parallelism: parallelismOf(j.x.Plan),
+	return VersionInfo{Version: nextVersion(versions), Change: kind, Modules: j.refs, Canary: j.canary.public(), Parallelism: parallelismOf(j.x.Plan),
 		FromCheckpoint: from, Started: time.Now().UTC(), Outcome: outcome, Reason: reason}
 }
 
@@ -168,13 +184,24 @@ func (m *Manager) handOver(old *job, sw *pendingSwitch) {
 	nj := sw.next
 	old.mu.Lock()
 	versions := withOutcome(old.versionsLocked(), VersionReplaced, "")
-	pr := &probation{change: sw.change, from: sw.savepoint, started: time.Now().UTC(), previousSpec: old.spec, previousRefs: old.refs}
+	pr := &probation{change: sw.change, from: sw.savepoint, started: time.Now().UTC(), previousSpec: old.spec, previousRefs: old.refs, previousCanary: old.canary}
 	if old.probation != nil && !old.probation.passed {
-		pr.previousSpec, pr.previousRefs = old.probation.previousSpec, old.probation.previousRefs
+		pr.previousSpec, pr.previousRefs, pr.previousCanary = old.probation.previousSpec, old.probation.previousRefs, old.probation.previousCanary
 	}
 	nj.created, nj.ends, nj.restarts = old.created, old.ends, old.restarts
 	nj.from = old.from
 	old.mu.Unlock()
+	if sw.change.kind == changeRollback && !sw.change.probation() {
+		// A return to a version the job ran before (a canary's
+		// rollback) is committed with the checkpoint it takes over at;
+		// every other switch, a rescale too, commits once a checkpoint
+		// of the new version completes, and rolls back if it fails
+		// before.
+		nj.versions = appendVersion(versions, nj.newVersion(versions, sw.change.kind, sw.savepoint, VersionRunning, ""))
+		m.adopt(old, nj, nil)
+		nj.log.Info("job switched versions", "change", sw.change.kind, "version", len(nj.versions), "checkpoint", sw.savepoint)
+		return
+	}
 	nj.versions = appendVersion(versions, nj.newVersion(versions, sw.change.kind, sw.savepoint, VersionProbation, ""))
 	nj.probation = pr
 	m.adopt(old, nj, &probationFence{j: nj})
@@ -245,6 +272,9 @@ func (m *Manager) rollBack(j *job, pr *probation, reason string) {
 	// The savepoint the job was submitted from is not checked again: the
 	// shared checkpoints keep it, and E comes after it.
 	prev, err := m.prepare(ctx, j.id, pr.previousSpec, "", false, pr.previousRefs)
+	if err == nil {
+		err = m.applyCanary(ctx, prev, pr.previousCanary)
+	}
 	if err != nil {
 		j.mu.Lock()
 		j.versions = versions

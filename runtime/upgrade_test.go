@@ -56,6 +56,16 @@ var (
 	renamesState = []string{`\"name\":\"seen\"`, `\"name\":\"mark\"`}
 	// retypesState declares "seen" a list state.
 	retypesState = []string{`\"kind\":\"value\"`, `\"kind\":\"list\" `}
+	// trapsInMigration declares "seen" retired and a migrate_state
+	// function, which traps as any function but dedup does.
+	trapsInMigration = []string{
+		`{\"name\":\"dedup\",\"kind\":\"process\"}]`, `{\"name\":\"dedup\",\"kind\":\"process\"},{\"name\":\"m\",\"kind\":\"migrate_state\"}]`,
+		`\"ttl\":\"1h\"}`, `\"ttl\":\"1h\",\"retired\":true}`,
+		`(i64.const 110)`, `(i64.const 161)`,
+	}
+	// marksTwo marks a key seen with the byte 2, which udfs/dedup-migrate
+	// refuses to convert.
+	marksTwo = []string{`(i32.const 8) "\01"`, `(i32.const 8) "\02"`}
 )
 
 // upgradePlatform runs a keyed job on an embedded NATS server: a dedup
@@ -215,26 +225,48 @@ func wantWindows(old, keys int) map[string]int {
 // switch are not emitted again, and every window counts every record.
 func TestUpgradeKeepsStateExactlyOnce(t *testing.T) {
 	tests := []struct {
-		name     string
-		policy   string
-		next     []string // the edits of the new module
-		outcomes []string
-		reason   string
+		name    string
+		policy  string
+		next    []string // the edits of the new module
+		v1      []string // the edits of the running module
+		nextUDF string   // the new module, when not dedup-c or a variant
+		// atRestore is set when the new version fails as it restores,
+		// before its probation can be seen.
+		atRestore bool
+		outcomes  []string
+		reason    string
 	}{
 		{name: "committed", policy: "fail", outcomes: []string{VersionReplaced, VersionRunning}},
 		{name: "trap rolls back", policy: "fail", next: trapsOnCall,
 			outcomes: []string{VersionReplaced, VersionRolledBack, VersionRunning}, reason: "the new version failed"},
 		{name: "skipped errors roll back", policy: "skip", next: trapsOnCall,
 			outcomes: []string{VersionReplaced, VersionRolledBack, VersionRunning}},
+		// dedup-migrate, and its Rust twin, keeps the marks in a map
+		// state: its migrate_state function converts the running
+		// version's value state.
+		{name: "migrated state", policy: "fail", nextUDF: "dedup-migrate", outcomes: []string{VersionReplaced, VersionRunning}},
+		{name: "migrated state in Rust", policy: "fail", nextUDF: "dedup-migrate-rust", outcomes: []string{VersionReplaced, VersionRunning}},
+		{name: "failed migration in Rust rolls back", policy: "fail", v1: marksTwo, nextUDF: "dedup-migrate-rust", atRestore: true,
+			outcomes: []string{VersionReplaced, VersionRolledBack, VersionRunning}, reason: "seen holds 02, not the mark 01"},
+		{name: "trap in migration rolls back", policy: "fail", next: trapsInMigration, atRestore: true,
+			outcomes: []string{VersionReplaced, VersionRolledBack, VersionRunning}, reason: "operator[dedup]: migrate_state m: "},
+		{name: "failed migration rolls back", policy: "fail", v1: marksTwo, nextUDF: "dedup-migrate", atRestore: true,
+			outcomes: []string{VersionReplaced, VersionRolledBack, VersionRunning}, reason: "operator[dedup]: migrate_state migrate: key \"k"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newUpgradePlatform(t)
 			ctx := context.Background()
 			v1 := p.upload(wasmbuild.UDF(t, "dedup-wat"))
+			if tc.v1 != nil {
+				v1 = p.upload(dedupVariant(t, tc.v1...))
+			}
 			next := p.upload(wasmbuild.UDF(t, "dedup-c"))
-			if tc.next != nil {
+			switch {
+			case tc.next != nil:
 				next = p.upload(dedupVariant(t, tc.next...))
+			case tc.nextUDF != "":
+				next = p.upload(wasmbuild.UDF(t, tc.nextUDF))
 			}
 			p.publish(0, 12, 1000, 2000, 3000)
 			job, err := p.m.SubmitJob(ctx, []byte(upgradeSpec(v1, 2, tc.policy)))
@@ -252,7 +284,11 @@ func TestUpgradeKeepsStateExactlyOnce(t *testing.T) {
 			// Old keys again, and new ones, once the new version took
 			// over (before, the old one would process them before the
 			// checkpoint's barrier).
-			p.versions(job.ID, VersionReplaced, VersionProbation)
+			if tc.atRestore {
+				p.versions(job.ID, tc.outcomes...)
+			} else {
+				p.versions(job.ID, VersionReplaced, VersionProbation)
+			}
 			p.publish(0, 16, 4000, 5000)
 			info := p.versions(job.ID, tc.outcomes...)
 			last := info.Versions[len(info.Versions)-1]
@@ -260,7 +296,7 @@ func TestUpgradeKeepsStateExactlyOnce(t *testing.T) {
 				t.Fatalf("version 2: %+v, want from checkpoint %d and a reason with %q", v, sw.FromCheckpoint, tc.reason)
 			}
 			wantModule := next
-			if tc.next != nil {
+			if tc.reason != "" || tc.policy == "skip" {
 				wantModule = v1
 			}
 			if info.ID != job.ID || info.Modules[0].ID != wantModule || last.Modules[0].ID != wantModule {

@@ -14,11 +14,14 @@ import (
 // adds one that runs the previous version's spec again.
 type VersionInfo struct {
 	Version int `json:"version"`
-	// Change is what made the version: submitted, upgrade, rescale or
-	// rollback.
+	// Change is what made the version: submitted, upgrade, rescale,
+	// canary, promote or rollback.
 	Change string `json:"change"`
 	// Modules are the modules the version runs, as JobInfo.Modules.
 	Modules []JobModule `json:"modules,omitempty"`
+	// Canary is the canary the version ran: key groups that ran other
+	// modules (a canary version; promote and rollback end it).
+	Canary *CanaryVersion `json:"canary,omitempty"`
 	// Parallelism is each vertex's parallelism in this version.
 	Parallelism map[string]int `json:"parallelism,omitempty"`
 	// FromCheckpoint is the checkpoint the version took over at: the
@@ -138,7 +141,7 @@ func settleProbation(rec *jobRecord) (int64, bool) {
 	}
 	from := rec.Versions[n-1].FromCheckpoint
 	versions := withOutcome(rec.Versions, VersionRolledBack, "the platform stopped during its probation")
-	rec.Versions = appendVersion(versions, VersionInfo{Version: nextVersion(versions), Change: changeRollback, Modules: rec.Modules, Parallelism: versions[n-2].Parallelism,
+	rec.Versions = appendVersion(versions, VersionInfo{Version: nextVersion(versions), Change: changeRollback, Modules: rec.Modules, Canary: rec.Canary.public(), Parallelism: versions[n-2].Parallelism,
 		FromCheckpoint: from, Started: time.Now().UTC(), Outcome: VersionRunning})
 	return from, true
 }

@@ -14,4 +14,16 @@ $(OUT): $(NAME).c $(DEPS) $(SDK)/platform_udf.c $(SDK)/platform_udf.h $(SDK)/pla
 
 .PHONY: clean
 clean:
-	rm -f $(NAME).wasm
+	rm -f $(NAME).wasm $(NAME)-harness
+
+# harness builds $(NAME).c natively with the SDK's test harness
+# (sdk/c/platform_harness.h) into $(HARNESS), a program that runs a harness
+# script from standard input and prints its transcript.
+HARNESS ?= $(NAME)-harness
+NATIVE_CC ?= cc
+HARNESS_SOURCES := $(SDK)/platform_udf.c $(SDK)/platform_json.c $(SDK)/platform_harness.c $(SDK)/platform_harness_script.c
+
+.PHONY: harness
+harness: $(HARNESS)
+$(HARNESS): $(NAME).c $(DEPS) $(HARNESS_SOURCES) $(SDK)/platform_udf.h $(SDK)/platform_json.h $(SDK)/platform_harness.h
+	$(NATIVE_CC) -O1 -g -Wall -Wextra -I$(SDK) -o $(HARNESS) $(NAME).c $(HARNESS_SOURCES)

@@ -175,7 +175,8 @@ func decode(out []byte, inputs uint32) ([]abi.Entry, error) {
 	var e abi.Entry
 	for r.Next(&e) {
 		c := abi.Entry{Tag: e.Tag, Index: e.Index, Flags: e.Flags, Timestamp: e.Timestamp,
-			Key: clone(e.Key), Value: clone(e.Value), Message: clone(e.Message)}
+			Key: clone(e.Key), Value: clone(e.Value), Message: clone(e.Message),
+			Result: e.Result, Delete: e.Delete, Domain: e.Domain}
 		for _, h := range e.Headers {
 			c.Headers = append(c.Headers, abi.Header{Name: clone(h.Name), Value: clone(h.Value)})
 		}

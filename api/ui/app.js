@@ -286,6 +286,7 @@ async function showJob(id, gen) {
     return tr;
   }));
   showSubtasks(bp);
+  showCanary(job);
   showExceptions(job);
   await showQuarantine(job, gen);
   if (job.state !== state.lastState || Date.now() - state.lastCheckpoints >= checkpointsEvery) {
@@ -364,6 +365,18 @@ function showExceptions(job) {
   $("errors").replaceChildren(...failing.map(v => row([v.id, v.udf_errors, v.skipped, v.dead_lettered], [1, 2, 3])));
 }
 
+// showCanary shows the canary the job runs, if any: its key groups and
+// modules, and each version's figures of every vertex it changes.
+function showCanary(job) {
+  const c = job.canary;
+  $("canary").hidden = !c;
+  if (!c) return;
+  $("canary-summary").textContent = "Key groups " + c.key_groups + " run " +
+    c.modules.map(m => m.version || m.id).join(", ") + "; promote or roll back with platform job promote / rollback " + job.id + ".";
+  $("canary-figures").replaceChildren(...c.figures.map(f => row([f.vertex, f.version, f.subtasks.join(", "), f.records_in, f.records_out,
+    f.udf_errors, f.calls, fixed(f.mean_call_seconds * 1000, 3)], [3, 4, 5, 6, 7])));
+}
+
 // showQuarantine lists the keys the job parked, each with a button that
 // releases it; an ended job, or a server without the route, has none.
 async function showQuarantine(job, gen) {
@@ -385,13 +398,16 @@ async function showQuarantine(job, gen) {
     release.onclick = async () => {
       const result = $("quarantine-result");
       try {
-        await request("POST", jobPath(job.id) + "/quarantine/" + encodeURIComponent(k.key) + "/release");
+        // By its base64url: a key that is not UTF-8 text reaches the page
+        // with U+FFFD in its text, which would name another key.
+        await request("POST", jobPath(job.id) + "/quarantine/" + k.key_base64 + "/release?key_encoding=base64url");
         result.textContent = "key " + k.key + " released: " + k.kept + " records replayed";
       } catch (e) {
         result.textContent = e.message;
       }
     };
-    const tr = row([k.operator, k.subtask, k.key, k.failures, k.parked, k.kept, k.overflow, el("pre", k.first_error), release], [1, 3, 4, 5, 6]);
+    const key = k.key.includes("\ufffd") ? k.key + " (base64url " + k.key_base64 + ")" : k.key;
+    const tr = row([k.operator, k.subtask, key, k.failures, k.parked, k.kept, k.overflow, el("pre", k.first_error), release], [1, 3, 4, 5, 6]);
     tr.dataset.key = k.key;
     return tr;
   }));

@@ -29,11 +29,7 @@ func TestClusterBenchRelay(t *testing.T) {
 	}
 	ctx := context.Background()
 	embedded := startTestServer(t)
-	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	srv := startStandaloneNATS(t)
 	clustered := startTestServerWith(t, config{HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(), NATSURL: srv.ClientURL(),
 		LogFormat: "text", LogLevel: "warn", CheckpointStore: "jetstream", NATSConnectTimeout: 5 * time.Second, NATSReplicas: 1,
 		Cluster: clusterConfig{WorkerID: "w1", WorkerTimeout: 5 * time.Second}})
@@ -90,6 +86,18 @@ sinks: [{id: out, input: up, jetstream: {subject: %s}}]
 		e, c := slices.Max(r.rates["embedded"]), slices.Max(r.rates["cluster"])
 		t.Logf("best of 3, %s: embedded %.0f, cluster %.0f (%.3f of embedded)", r.unit, e, c, c/e)
 	}
+}
+
+// startStandaloneNATS is one NATS server with JetStream, in the test's
+// process, outside any cluster: the measurements' NATS.
+func startStandaloneNATS(t *testing.T) *connector.Embedded {
+	t.Helper()
+	srv, err := connector.StartEmbedded(context.Background(), connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	return srv
 }
 
 // TestClusterBenchFailover measures the time from kill -9 of the worker

@@ -27,8 +27,9 @@ sinks: [{id: out, input: track, jetstream: {subject: out}, throttle: 1000}]
 `
 
 // spreadWorkers are the workers of a running job's subtasks other than its
-// leader, from the job's info, waiting until it runs on several.
-func (tc *testCluster) spreadWorkers(job string) (leader string, others []string) {
+// leader, from the job's info, waiting until it runs on several after at
+// least restarts restarts.
+func (tc *testCluster) spreadWorkers(job string, restarts int64) (leader string, others []string) {
 	tc.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -41,11 +42,11 @@ func (tc *testCluster) spreadWorkers(job string) (leader string, others []string
 				}
 			}
 		}
-		if info.State == runtime.StateRunning && len(others) > 0 {
+		if info.State == runtime.StateRunning && len(others) > 0 && info.Restarts >= restarts {
 			return info.Worker, others
 		}
 		if info.State.Terminal() || time.Now().After(deadline) {
-			tc.t.Fatalf("job %s on %q, parts on %v: %s %s", job, info.Worker, others, info.State, info.Failure)
+			tc.t.Fatalf("job %s on %q, parts on %v: %s %s after %d restarts", job, info.Worker, others, info.State, info.Failure, info.Restarts)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -86,7 +87,8 @@ func TestClusterSpreadKillNine(t *testing.T) {
 			const kills = 2
 			for k := range kills {
 				awaitOutput(t, js, total*uint64(k+1)/(kills+2))
-				leader, others := tc.spreadWorkers(job)
+				// Each kill is of a run placed after the kill before.
+				leader, others := tc.spreadWorkers(job, int64(k))
 				w := tc.worker(others[0])
 				at := subjectCount(t, js, "OUT", "out")
 				w.kill()
@@ -154,7 +156,7 @@ func TestClusterSpreadWindow(t *testing.T) {
 	publishAll(t, js, payloads, func(i int) string { return fmt.Sprintf("c.%d", i%4) })
 	tc.waitFinished(tc.workers[0].submit(fmt.Sprintf(clusterWindowJob, "one", 1, "local")))
 	spread := tc.workers[0].submit(fmt.Sprintf(clusterWindowJob, "spread", 4, "spread"))
-	_, others := tc.spreadWorkers(spread)
+	_, others := tc.spreadWorkers(spread, 0)
 	tc.waitFinished(spread)
 	results := func(subject string) []string {
 		var out []string

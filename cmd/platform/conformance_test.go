@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -58,6 +59,13 @@ type conformanceUDF struct {
 	// sides are side outputs of the operator "udf" that the job routes to
 	// sinks of their own, each compared as the main output is.
 	sides []string
+	// setup, when set, prepares what the jobs read besides their input
+	// (a KV bucket of lookups), once for every language.
+	setup func(ts *testServer)
+	// with, when set, is a udfs/ directory whose module every language's
+	// job uses as well (a window function beside an evictor): operators
+	// is then formatted with the module under test and this one.
+	with string
 }
 
 // wordcountInput is n lines of words in many scripts and the cases where
@@ -182,6 +190,28 @@ func firingsInput(n int) [][]byte {
 	return clicks
 }
 
+// triggerInput is firingsInput's clicks, every thirteenth of them urgent.
+func triggerInput(n int) [][]byte {
+	clicks := firingsInput(n)
+	for i := 12; i < n; i += 13 {
+		clicks[i] = append(bytes.TrimSuffix(clicks[i], []byte("}")), `,"urgent":true}`...)
+	}
+	return clicks
+}
+
+// evictorInput is n JSON records of 4 keys, 100 ms apart and out of order
+// by up to half a second, each with an integer n from -50 to 49, so that an
+// evictor keeping those within 10 of the newest keeps some and evicts some.
+func evictorInput(n int) [][]byte {
+	rng := rand.New(rand.NewSource(17))
+	recs := make([][]byte, n)
+	for i := range recs {
+		ts := 1_700_000_000_000 + int64(i)*100 - int64(rng.Intn(500))
+		recs[i] = fmt.Appendf(nil, `{"k":"k%d","n":%d,"ts":%d}`, rng.Intn(4), rng.Intn(100)-50, ts)
+	}
+	return recs
+}
+
 // triageInput is n JSON orders of 6 users: amounts from 0 to 1199 (900
 // and above are large), and every 13th without a readable amount.
 func triageInput(n int) [][]byte {
@@ -195,6 +225,55 @@ func triageInput(n int) [][]byte {
 		orders[i] = fmt.Appendf(nil, `{"order":"o%d","user":"u%d","amount":%s,"ts":%d}`, i, rng.Intn(6), amount, 1_700_000_000_000+int64(i)*10)
 	}
 	return orders
+}
+
+// lookupInput is n orders of users u0 to u11, of whom the KV bucket users
+// (lookupProfiles) holds u0 to u8: the others' orders get a null profile.
+func lookupInput(n int) [][]byte {
+	rng := rand.New(rand.NewSource(23))
+	orders := make([][]byte, n)
+	for i := range orders {
+		orders[i] = fmt.Appendf(nil, `{"order":"o%d","user":"u%d","amount":%d}`, i, rng.Intn(12), rng.Intn(500))
+	}
+	return orders
+}
+
+// lookupProfiles puts the profiles of users u0 to u8 in the KV bucket
+// users, some with escapes and characters beyond ASCII.
+func lookupProfiles(ts *testServer) {
+	ctx := context.Background()
+	kv, err := ts.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "users", Storage: jetstream.FileStorage})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	for i := range 9 {
+		if _, err := kv.PutString(ctx, fmt.Sprintf("u%d", i), lookupProfile(i)); err != nil {
+			ts.t.Fatal(err)
+		}
+	}
+}
+
+// lookupProfile is the profile of user u<i> in the bucket users.
+func lookupProfile(i int) string {
+	return fmt.Sprintf(`{"name":"user %d","tier":%q,"note":"caf\u00e9 ☕ \"%d\""}`, i, []string{"gold", "blue", "grün"}[i%3], i)
+}
+
+// lookupReference is what udfs/lookup's join emits for lookupInput: each
+// order with its user's profile, or null.
+func lookupReference() []string {
+	var want []string
+	for _, order := range lookupInput(3000) {
+		var o struct{ User string }
+		if err := json.Unmarshal(order, &o); err != nil {
+			panic(err)
+		}
+		profile := "null"
+		if len(o.User) == 2 && o.User[1] < '9' {
+			profile = lookupProfile(int(o.User[1] - '0'))
+		}
+		want = append(want, fmt.Sprintf(`{"order":%s,"profile":%s}`, order, profile))
+	}
+	return want
 }
 
 // conformanceUDFs are the UDFs every language implements with the same
@@ -257,6 +336,49 @@ var conformanceUDFs = []conformanceUDF{
     process_window: {module: %s, function: count}`,
 	},
 	{
+		// A custom trigger fires a window early on an urgent click and at
+		// its end; which of a key's windows fires first depends on where
+		// the batches end, so the firings are compared sorted.
+		dir:       "trigger",
+		input:     triggerInput(3000),
+		languages: []language{{"go", ""}, {"rust", "-rust"}},
+		unordered: true,
+		source:    ", timestamp: {field: ts}, watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 1s, interval: 0s}",
+		operators: `
+  - id: udf
+    input: in
+    key_by: {field: user}
+    window: {type: tumbling, size: 5s, trigger: {type: custom, module: %s, function: early}}
+    aggregate: {builtin: count}`,
+	},
+	{
+		// A custom evictor keeps the records near the newest before the
+		// window function (one C module for every language) sees them.
+		dir:       "evictor",
+		input:     evictorInput(3000),
+		languages: []language{{"go", ""}, {"c", "-c"}, {"assemblyscript", "-as"}},
+		with:      "windowkinds-c",
+		source:    ", timestamp: {field: ts}, watermark: {strategy: bounded_out_of_orderness, max_out_of_orderness: 1s, interval: 0s}",
+		operators: `
+  - id: udf
+    input: in
+    key_by: {field: k}
+    window: {type: tumbling, size: 5s, evictor: {type: custom, module: %[1]s, function: near_newest}}
+    process_window: {module: %[2]s, function: summary}`,
+	},
+	{
+		// Ordered results keep the input's order, whatever order the
+		// lookups complete in.
+		dir:       "lookup",
+		input:     lookupInput(3000),
+		setup:     lookupProfiles,
+		reference: lookupReference,
+		operators: `
+  - id: udf
+    input: in
+    async_lookup: {module: %s, request: ask_kv, function: join, capacity: 16, output: ordered}`,
+	},
+	{
 		dir:       "enrich",
 		input:     enrichPayloads,
 		subjects:  []string{"orders", "profiles"},
@@ -296,11 +418,18 @@ func TestConformance(t *testing.T) {
 				ts.publishBy(in, subjects, udf.input, func(i int) string { return prefix + "." + udf.subject(i) })
 				sources = fmt.Sprintf(udf.sources, in, prefix)
 			}
+			if udf.setup != nil {
+				udf.setup(ts)
+			}
 			outputs := append([]string{"udf"}, udf.sides...)
 			want := make([][]string, len(outputs))
 			languages := udf.languages
 			if languages == nil {
 				languages = conformanceLanguages
+			}
+			var with []any
+			if udf.with != "" {
+				with = append(with, ts.upload(wasmbuild.UDF(t, udf.with)))
 			}
 			for l, lang := range languages {
 				module := ts.upload(wasmbuild.UDF(t, udf.dir+lang.suffix))
@@ -322,7 +451,7 @@ parallelism: 1
 sources:%s
 operators:%s
 sinks:%s
-`, udf.dir, lang.name, sources, fmt.Sprintf(udf.operators, module), sinks.String()))
+`, udf.dir, lang.name, sources, fmt.Sprintf(udf.operators, append([]any{module}, with...)...), sinks.String()))
 				if info := ts.wait(job); info.State != runtime.StateFinished {
 					t.Fatalf("%s: job %s: %s", lang.name, info.State, info.Failure)
 				}

@@ -17,19 +17,23 @@ import (
 )
 
 // newLiveCommands are the job commands that change a running job in
-// place: upgrade, rescale, and versions, its version history.
+// place: upgrade (with a canary), promote and rollback of a canary,
+// rescale, and versions, its version history.
 func newLiveCommands(c *client) []*cobra.Command {
 	var (
-		module, specFile string
-		probation        runtime.Probation
-		wait             bool
+		module, specFile, canary string
+		probation                runtime.Probation
+		wait                     bool
 	)
 	upgrade := &cobra.Command{
-		Use:   "upgrade ID --module M [--spec FILE]",
+		Use:   "upgrade ID --module M [--spec FILE] [--canary FIRST-LAST]",
 		Short: "Switch a running job to a new module (or spec of the same graph) at a checkpoint's barrier, keeping its state and id",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := runtime.UpgradeRequest{Module: module, Probation: probation}
+			if cmd.Flags().Changed("canary") {
+				req.Canary = &runtime.CanaryRequest{KeyGroups: canary}
+			}
 			if specFile != "" {
 				data, err := readSpec(cmd.InOrStdin(), specFile)
 				if err != nil {
@@ -45,6 +49,34 @@ func newLiveCommands(c *client) []*cobra.Command {
 	upgrade.Flags().Int64Var(&probation.Records, "probation-records", 0, "records the new version's UDF operators must process before it commits (default 100)")
 	upgrade.Flags().StringVar(&probation.Time, "probation-time", "", "or the time after which it commits (default 30s)")
 	upgrade.Flags().BoolVar(&wait, "wait", true, "wait until the new version is committed, rolled back or refused")
+	upgrade.Flags().StringVar(&canary, "canary", "", "run the new version on these key groups only (FIRST-LAST, whole subtasks of the keyed operators) until promote or rollback")
+
+	var (
+		promoteProbation runtime.Probation
+		waitPromote      bool
+	)
+	promote := &cobra.Command{
+		Use:   "promote ID",
+		Short: "Run a job's canary version on every key group, switched to at a checkpoint's barrier",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.switchVersion(cmd, args[0], "/promote", runtime.PromoteRequest{Probation: promoteProbation}, waitPromote)
+		},
+	}
+	promote.Flags().Int64Var(&promoteProbation.Records, "probation-records", 0, "records the promoted version's UDF operators must process before it commits (default 100)")
+	promote.Flags().StringVar(&promoteProbation.Time, "probation-time", "", "or the time after which it commits (default 30s)")
+	promote.Flags().BoolVar(&waitPromote, "wait", true, "wait until the promotion is committed or rolled back")
+
+	var waitRollback bool
+	rollback := &cobra.Command{
+		Use:   "rollback ID",
+		Short: "Return every key group of a job running a canary to the job's own version, at a checkpoint's barrier",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.switchVersion(cmd, args[0], "/rollback", struct{}{}, waitRollback)
+		},
+	}
+	rollback.Flags().BoolVar(&waitRollback, "wait", true, "wait until the job runs its own version again")
 
 	var (
 		parallelism int
@@ -77,7 +109,7 @@ func newLiveCommands(c *client) []*cobra.Command {
 
 	versions := &cobra.Command{
 		Use:   "versions ID",
-		Short: "A job's versions: each upgrade, rescale and rollback, the checkpoint it took over at and how it went",
+		Short: "A job's versions: each upgrade, canary, promotion, rescale and rollback, the checkpoint it took over at and how it went",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var j runtime.JobInfo
@@ -93,14 +125,14 @@ func newLiveCommands(c *client) []*cobra.Command {
 			}
 			rows := make([][]string, len(j.Versions))
 			for i, v := range j.Versions {
-				rows[i] = []string{strconv.Itoa(v.Version), v.Change, v.Outcome, moduleList(v.Modules), parallelismList(v.Parallelism),
+				rows[i] = []string{strconv.Itoa(v.Version), v.Change, v.Outcome, moduleList(v.Modules) + canaryList(v.Canary), parallelismList(v.Parallelism),
 					strconv.FormatInt(v.FromCheckpoint, 10), stamp(v.Started), v.Reason}
 			}
 			c.rows(cmd.OutOrStdout(), []string{"VERSION", "CHANGE", "OUTCOME", "MODULES", "PARALLELISM", "FROM", "STARTED", "REASON"}, rows)
 			return nil
 		},
 	}
-	return []*cobra.Command{upgrade, rescale, versions}
+	return []*cobra.Command{upgrade, promote, rollback, rescale, versions}
 }
 
 // switchVersion posts an upgrade or rescale and, with wait, polls the job
@@ -174,6 +206,15 @@ func moduleList(mods []runtime.JobModule) string {
 		}
 	}
 	return strings.Join(names, ",")
+}
+
+// canaryList is what a version's MODULES cell adds for its canary:
+// "+canary[FIRST-LAST]:" and the canary's modules; "" for none.
+func canaryList(cv *runtime.CanaryVersion) string {
+	if cv == nil {
+		return ""
+	}
+	return "+canary[" + cv.KeyGroups + "]:" + moduleList(cv.Modules)
 }
 
 // parallelismList is a version's parallelism as id=n pairs, sorted.

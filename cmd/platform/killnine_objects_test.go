@@ -98,7 +98,7 @@ sinks: [{id: files, input: track, object_store: {bucket: %s, prefix: out, roll_b
 	// The bucket's stream counts the objects' chunks and descriptions: the
 	// progress of the killed run, which writes about as many.
 	total := outputs(t, js, "OBJ_FILES_A")
-	js, closeNATS = c.killAtRandom(submit("FILES_B"), "OBJ_FILES_B", total*3/4, 5, js, closeNATS)
+	js, closeNATS = c.killAtRandom(submit("FILES_B"), "OBJ_FILES_B", total, 5, js, closeNATS)
 	defer closeNATS()
 	got, killedObjects := bucketLines(t, js, "FILES_B")
 	if !slices.Equal(got, expected) {

@@ -76,7 +76,8 @@ npm package platform-udf and the C SDK platform_udf.h and platform_udf.c.`,
 }
 
 func newUDFTestCommand() *cobra.Command {
-	var function, onTimer, input, stateBackend string
+	var function, onTimer, input, stateBackend, broadcastFn string
+	var sideOutputs []string
 	var batch int
 	var window time.Duration
 	var verbose, processingTime bool
@@ -101,7 +102,17 @@ the --state backend and its timers; after its outputs come the state ({"state", 
 ({"timer": "event" or "processing", "key", "timestamp"}). With --on-timer, the event-time
 timers then fire in time order, as the final watermark of a bounded job fires them, and
 each output of the on_timer function names its timer: {"timer": {"key", "timestamp"}, ...}.
-Processing-time timers fire only at {"processing_time": ms} lines.
+Processing-time timers fire only at {"processing_time": ms} lines. With --side-outputs
+(a process or window_process function), a record the function writes to one of those side
+outputs is printed naming it, {"side_output": tag, "key", "value", "timestamp"}, after the
+main outputs of its batch; a record written to any other tag fails its input, as in a job.
+With --broadcast, the process function is the keyed side of a broadcast_process operator
+and --broadcast its process_broadcast function: each line {"broadcast": {record}} is a
+record of the broadcast input, given to process_broadcast in a call of its own at that
+point of the input, and the broadcast states it writes are kept for the records after it
+(which read them, read-only). Outputs and errors of a broadcast record name it by its
+number among the broadcast lines, {"broadcast_input": n, ...}; the broadcast states are
+printed last, {"broadcast_state", "map_key", "value"} per entry.
 
 An aggregate, reduce or window_process function runs over tumbling windows of --window
 per key, aligned to the epoch, fired in order of their ends as a watermark passing them
@@ -137,13 +148,16 @@ gaps make: {"window", "key", "records"}. A watermark function answers {"input": 
 			if stateBackend != state.BackendMemory && stateBackend != state.BackendPebble {
 				return fmt.Errorf("--state %q: want %s or %s", stateBackend, state.BackendMemory, state.BackendPebble)
 			}
-			return udfdev.Run(cmd.Context(), wasm, recs, cmd.OutOrStdout(), udfdev.Options{Function: function, OnTimer: onTimer, Window: window, BatchSize: batch, State: stateBackend, Log: log, Steps: steps, ProcessingTime: processingTime})
+			return udfdev.Run(cmd.Context(), wasm, recs, cmd.OutOrStdout(), udfdev.Options{Function: function, OnTimer: onTimer, Window: window, BatchSize: batch, State: stateBackend, Log: log, Steps: steps, ProcessingTime: processingTime,
+				SideOutputs: sideOutputs, Broadcast: broadcastFn})
 		},
 	}
 	cmd.Flags().StringVar(&function, "function", "", "the function to run (required)")
 	cmd.Flags().StringVar(&onTimer, "on-timer", "", "for a process function: its on_timer function, which the event-time timers fire at the end of the input")
 	cmd.Flags().DurationVar(&window, "window", 0, "for an aggregate, reduce or window_process function: the size of its tumbling windows")
 	cmd.Flags().BoolVar(&processingTime, "processing-time", false, "with --window: processing-time windows, which {\"processing_time\": ms} lines fire")
+	cmd.Flags().StringSliceVar(&sideOutputs, "side-outputs", nil, "for a process or window_process function: the side outputs it may write (an operator's side_outputs), comma-separated")
+	cmd.Flags().StringVar(&broadcastFn, "broadcast", "", "for a process function: the process_broadcast function of its broadcast_process operator, which {\"broadcast\": record} lines feed")
 	cmd.Flags().StringVar(&input, "input", "", "the records, a JSON Lines file (required)")
 	cmd.Flags().IntVar(&batch, "batch", 1024, "the most records in one call")
 	cmd.Flags().StringVar(&stateBackend, "state", state.BackendMemory, "for a process or window_process function: the state backend, memory or pebble (in a temporary directory)")

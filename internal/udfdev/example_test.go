@@ -53,6 +53,9 @@ func ExampleScaffold() {
 	// testdata/input.jsonl
 	// testdata/want.jsonl
 	// third_party/platform-sdk-c/README.md
+	// third_party/platform-sdk-c/platform_harness.c
+	// third_party/platform-sdk-c/platform_harness.h
+	// third_party/platform-sdk-c/platform_harness_script.c
 	// third_party/platform-sdk-c/platform_json.c
 	// third_party/platform-sdk-c/platform_json.h
 	// third_party/platform-sdk-c/platform_udf.c

@@ -92,12 +92,14 @@ func parseRecord(text []byte) (abi.Record, error) {
 }
 
 // outputLine is one output of a function, a JSON object per line: the input
-// (or the timer) it answers and either the record the host passes on or the
-// error.
+// (the broadcast input, the timer, the window) it answers, or the side
+// output it goes to, and either the record the host passes on or the error.
 type outputLine struct {
 	Input       *int         `json:"input,omitempty"`
+	Broadcast   *int         `json:"broadcast_input,omitempty"`
 	Timer       *firedLine   `json:"timer,omitempty"`
 	Window      *windowLine  `json:"window,omitempty"`
+	SideOutput  *string      `json:"side_output,omitempty"`
 	Error       *string      `json:"error,omitempty"`
 	Key         *string      `json:"key,omitempty"`
 	KeyBase64   []byte       `json:"key_base64,omitempty"`

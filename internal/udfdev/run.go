@@ -47,6 +47,16 @@ type Options struct {
 	// Steps move the watermark and processing time between records
 	// (ReadInput reads them).
 	Steps []Step
+	// SideOutputs are the side outputs a process or window function may
+	// write (an operator's side_outputs); each record written to one is
+	// printed naming it. A record written to any other tag fails its input.
+	SideOutputs []string
+	// Broadcast names the process_broadcast function that runs with the
+	// process function Function in a broadcast_process operator: Steps
+	// with a Broadcast record go to it, with the broadcast states kept
+	// from one to the next, and the keyed records to Function, which reads
+	// the broadcast states as they stand.
+	Broadcast string
 	// ProcessingTime runs window functions over processing-time windows:
 	// a record goes to the window of the processing time it arrives at,
 	// and windows fire when a step moves processing time past their end.
@@ -105,13 +115,20 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 	}
 	kind := mod.Description.Functions[fn].Kind
 	if !runs(kind) {
-		return fmt.Errorf("function %q is a %s function; udf test runs map, filter, flat_map, key, timestamp, watermark, aggregate, reduce, window_process, session_gap and process functions", opt.Function, kind)
+		return fmt.Errorf("function %q is a %s function; udf test runs map, filter, flat_map, key, timestamp, watermark, aggregate, reduce, window_process, session_gap and process functions (a process_broadcast function with --broadcast, beside its process function)", opt.Function, kind)
 	}
 	if opt.OnTimer != "" && kind != abi.KindProcess {
 		return fmt.Errorf("--on-timer goes with a process function; %q is a %s function", opt.Function, kind)
 	}
 	if opt.Window != 0 && !isWindowKind(kind) {
 		return fmt.Errorf("--window goes with an aggregate, reduce or window_process function; %q is a %s function", opt.Function, kind)
+	}
+	if len(opt.SideOutputs) > 0 && kind != abi.KindProcess && kind != abi.KindWindowProcess {
+		return fmt.Errorf("--side-outputs go with a process or window_process function; %q is a %s function", opt.Function, kind)
+	}
+	broadcastFn, err := broadcastFunction(mod.Description, opt, kind)
+	if err != nil {
+		return err
 	}
 	if opt.ProcessingTime && !isWindowKind(kind) {
 		return fmt.Errorf("processing-time windows go with an aggregate, reduce or window_process function; %q is a %s function", opt.Function, kind)
@@ -137,7 +154,7 @@ func Run(ctx context.Context, wasm []byte, recs []abi.Record, out io.Writer, opt
 	case abi.KindWatermark:
 		return r.watermarks(ctx, fn)
 	case abi.KindProcess:
-		return r.process(ctx, fn, onTimer)
+		return r.process(ctx, fn, onTimer, broadcastFn)
 	}
 	op := record.NewFunction(kind, mod.ID, opt.Function, fn, mod.NewGuest(host.InstanceConfig{}), opt.BatchSize, r.policy, r)
 	return r.drive(ctx, op, false)
@@ -234,9 +251,10 @@ func (r *run) call(fn int) *operator.GroupCall {
 }
 
 // process runs a process function (and its on_timer function, when
-// onTimer is not -1) in a process operator, then writes the state and the
-// timers left.
-func (r *run) process(ctx context.Context, fn, onTimer int) error {
+// onTimer is not -1) in a process operator, or with its process_broadcast
+// function (when broadcastFn is not -1) in a broadcast_process operator,
+// then writes the state and the timers left.
+func (r *run) process(ctx context.Context, fn, onTimer, broadcastFn int) error {
 	keyed, cleanup, err := r.openState()
 	if err != nil {
 		return err
@@ -246,7 +264,11 @@ func (r *run) process(ctx context.Context, fn, onTimer int) error {
 	if onTimer >= 0 {
 		timers = r.call(onTimer)
 	}
+	if broadcastFn >= 0 {
+		return r.broadcastProcess(ctx, keyed, fn, broadcastFn, timers)
+	}
 	op := process.New(r.opt.Function, *r.call(fn), timers, keyed, r.opt.BatchSize, r.policy, r)
+	op.SetSideOutputs(r.sideOutputs())
 	op.Clock = r.opt.Clock
 	r.afterInput = func() error { return r.writeProcessState(keyed, op) }
 	return r.drive(ctx, op, onTimer >= 0)
@@ -268,6 +290,7 @@ func (r *run) windows(ctx context.Context, fn int) error {
 	cfg.Plan = &plan.Window{Type: plan.WindowTumbling, Size: size, Slide: size, FnKind: r.kind, States: r.kind == abi.KindWindowProcess && len(r.states) > 0,
 		Processing: r.opt.ProcessingTime}
 	cfg.Fn = r.call(fn)
+	cfg.Sides = r.sideOutputs()
 	if cfg.Plan.States {
 		keyed, cleanup, err := r.openState()
 		if err != nil {

@@ -232,8 +232,10 @@ const (
 //   - go: the module GoSDKModule, the packages of sdk/go with the platform's
 //     abi package as its internal/abi;
 //   - rust: the crate platform-udf (sdk/rust);
-//   - c: platform_udf.h and platform_udf.c, and the JSON helpers
-//     platform_json.h and platform_json.c (sdk/c);
+//   - c: platform_udf.h and platform_udf.c, the JSON helpers
+//     platform_json.h and platform_json.c, and the native test harness
+//     platform_harness.h, platform_harness.c and platform_harness_script.c
+//     (sdk/c);
 //   - assemblyscript: the npm package platform-udf (sdk/assemblyscript).
 func WriteSDK(lang, dir string) error {
 	src, ok := sdkSource[lang]

@@ -292,7 +292,7 @@ func TestScaffoldSDKMetadata(t *testing.T) {
 	}
 	if pkg.Name != "platform-udf" || pkg.Version != SDKVersion || pkg.Private != nil || pkg.Main != "assembly/index.ts" ||
 		pkg.AscMain != "assembly/index.ts" || pkg.License == "" || pkg.Description == "" ||
-		!slices.Equal(pkg.Files, []string{"assembly/", "README.md"}) || pkg.Peer["assemblyscript"] == "" {
+		!slices.Equal(pkg.Files, []string{"assembly/", "harness.mjs", "harness-script.mjs", "README.md"}) || pkg.Peer["assemblyscript"] == "" {
 		t.Fatalf("sdk/assemblyscript/package.json is %+v", pkg)
 	}
 	if v, err := ascVersion(); err != nil || v != "0.28.20" {

@@ -51,6 +51,13 @@ type run struct {
 	afterInput  func() error
 	// clock is the processing time the operators read, which steps move.
 	clock *stepClock
+	// broadcasts are the broadcast records given so far, broadcasting is
+	// set while one is processed (the batch is then that record), and
+	// broadcastInput tells a broadcast_process operator which input the
+	// batch is from.
+	broadcasts     []abi.Record
+	broadcasting   bool
+	broadcastInput *operator.Inputs
 }
 
 var _ operator.Tracer = (*run)(nil)
@@ -115,7 +122,7 @@ func (r *run) output(in, rec *abi.Record) error {
 		return nil
 	case r.kind == abi.KindProcess:
 		if n, ok := r.input(in); ok {
-			return r.w.write(recordLine(n, rec))
+			return r.w.write(r.answerLine(n, recordLine(n, rec)))
 		}
 		line := recordLine(0, rec)
 		line.Input, line.Timer = nil, timerOf(in)
@@ -138,6 +145,15 @@ func (r *run) output(in, rec *abi.Record) error {
 	line := recordLine(0, rec)
 	line.Input, line.Window = nil, r.windowOf(in.Timestamp+1)
 	return r.w.write(line)
+}
+
+// answerLine makes line, which answers input n of the batch, name a
+// broadcast record instead of a keyed one while one is processed.
+func (r *run) answerLine(n int, line outputLine) outputLine {
+	if r.broadcasting {
+		line.Input, line.Broadcast = nil, &n
+	}
+	return line
 }
 
 // windowOf is the tumbling window ending at end.
@@ -170,7 +186,7 @@ func (r *run) failed(_ context.Context, rec *abi.Record, cause error) error {
 		r.failures++
 		return r.w.write(outputLine{Input: &n, Error: &msg})
 	case r.kind == abi.KindProcess && isInput:
-		return r.w.write(outputLine{Input: &n, Error: &msg})
+		return r.w.write(r.answerLine(n, outputLine{Input: &n, Error: &msg}))
 	case r.kind == abi.KindProcess:
 		return r.w.write(outputLine{Timer: timerOf(rec), Error: &msg})
 	case r.kind == abi.KindSessionGap && isInput:

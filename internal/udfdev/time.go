@@ -13,14 +13,17 @@ import (
 )
 
 // Step moves time explicitly between records of the input, as Flink's test
-// harnesses do: after the first Before records, either the watermark
-// becomes Watermark (firing the event-time timers and windows due) or
-// processing time becomes ProcessingTime (firing the processing-time timers
-// due, and expiring state whose TTL has passed).
+// harnesses do, or gives a record to the broadcast input: after the first
+// Before records, either the watermark becomes Watermark (firing the
+// event-time timers and windows due), or processing time becomes
+// ProcessingTime (firing the processing-time timers due, and expiring state
+// whose TTL has passed), or the process_broadcast function of a
+// broadcast_process operator gets Broadcast.
 type Step struct {
 	Before         int
 	Watermark      *int64
 	ProcessingTime *int64
+	Broadcast      *abi.Record
 }
 
 // timeLine is a step's input line: exactly one of its fields.
@@ -29,10 +32,11 @@ type timeLine struct {
 	ProcessingTime *int64 `json:"processing_time"`
 }
 
-// ReadInput reads records as ReadRecords does, and lines that move time:
-// {"watermark": ms} and {"processing_time": ms}, between them. A
-// watermark or a processing time that goes back is an error naming its
-// line.
+// ReadInput reads records as ReadRecords does, and between them lines that
+// move time, {"watermark": ms} and {"processing_time": ms}, and lines that
+// hold a record of the broadcast input, {"broadcast": {record}} (the
+// record's fields as in ReadRecords). A watermark or a processing time that
+// goes back is an error naming its line.
 func ReadInput(r io.Reader) ([]abi.Record, []Step, error) {
 	var recs []abi.Record
 	var steps []Step
@@ -55,7 +59,7 @@ func ReadInput(r io.Reader) ([]abi.Record, []Step, error) {
 				return nil, nil, fmt.Errorf("input line %d: processing_time %d goes back from %d", line, *st.ProcessingTime, *now)
 			case st.Watermark != nil:
 				wm = st.Watermark
-			default:
+			case st.ProcessingTime != nil:
 				now = st.ProcessingTime
 			}
 			st.Before = len(recs)
@@ -74,11 +78,22 @@ func ReadInput(r io.Reader) ([]abi.Record, []Step, error) {
 	return recs, steps, nil
 }
 
-// parseStep decodes a line that moves time; ok is false for any other line.
+// parseStep decodes a line that moves time or holds a broadcast record; ok
+// is false for any other line.
 func parseStep(text []byte) (Step, bool, error) {
 	var probe map[string]json.RawMessage
 	if json.Unmarshal(text, &probe) != nil {
 		return Step{}, false, nil
+	}
+	if b, isBroadcast := probe["broadcast"]; isBroadcast {
+		if len(probe) != 1 {
+			return Step{}, true, fmt.Errorf("a broadcast line has only the field broadcast")
+		}
+		rec, err := parseRecord(b)
+		if err != nil {
+			return Step{}, true, fmt.Errorf("broadcast: %w", err)
+		}
+		return Step{Broadcast: &rec}, true, nil
 	}
 	_, isWM := probe["watermark"]
 	_, isPT := probe["processing_time"]
@@ -105,8 +120,8 @@ func checkSteps(steps []Step, records int) error {
 		switch {
 		case st.Before < last || st.Before > records:
 			return fmt.Errorf("time step %d: before record %d, out of order or past the %d records", i, st.Before, records)
-		case (st.Watermark == nil) == (st.ProcessingTime == nil):
-			return fmt.Errorf("time step %d: set watermark or processing time", i)
+		case countSet(st.Watermark != nil, st.ProcessingTime != nil, st.Broadcast != nil) != 1:
+			return fmt.Errorf("time step %d: set one of watermark, processing time and broadcast", i)
 		}
 		last = st.Before
 	}
@@ -142,8 +157,23 @@ func (r *run) feed(ctx context.Context, stage operator.Stage, lo, hi int) error 
 	return nil
 }
 
-// step moves the watermark or the processing time, firing what falls due.
+// countSet counts the true conditions.
+func countSet(conds ...bool) int {
+	n := 0
+	for _, c := range conds {
+		if c {
+			n++
+		}
+	}
+	return n
+}
+
+// step moves the watermark or the processing time, firing what falls due,
+// or passes a record to the broadcast input.
 func (r *run) step(ctx context.Context, stage operator.Stage, st Step) error {
+	if st.Broadcast != nil {
+		return r.broadcastRecord(ctx, stage, st.Broadcast)
+	}
 	r.batch, r.firing = nil, true
 	defer func() { r.firing = false }()
 	if st.Watermark != nil {

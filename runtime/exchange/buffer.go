@@ -38,6 +38,9 @@ type Buffer struct {
 	// its gate's pool of received buffers (remote.go); nil for a
 	// reassembled record or an overtaking event, which hold no pool buffer.
 	pool chan *Buffer
+	// freed is signalled when the buffer returns to its writer's pool (nil
+	// for a gate's buffer): see Writer.Freed.
+	freed chan struct{}
 	// next links the buffer in its channel's queue, or in an outbox
 	// channel's list of buffers in flight.
 	next *Buffer
@@ -82,8 +85,18 @@ func (b *Buffer) Recycle() {
 	b.rd = abi.InputReader{}
 	// A writer's pool has room for all its buffers; a gate's pool of
 	// received buffers keeps what fits and lets the rest go.
+	freed := b.freed
 	select {
 	case b.pool <- b:
+		signal(freed)
+	default:
+	}
+}
+
+// signal wakes a writer waiting on Freed, if any (freed may be nil).
+func signal(freed chan struct{}) {
+	select {
+	case freed <- struct{}{}:
 	default:
 	}
 }

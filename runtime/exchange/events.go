@@ -10,7 +10,7 @@ import (
 // Event is an in-band control event: it travels in a buffer of its own, in
 // order with the records of its channel (or ahead of them, OvertakeEvent).
 // The set is closed, since only this package can implement the unexported
-// method: Watermark, Idle, Barrier and EndOfPartition. A consumer switches
+// method: Watermark, Idle, Barrier, EndOfPartition and ProcessingTime. A consumer switches
 // over all of them and fails, naming the type, on one it does not handle,
 // rather than dropping it. (A type elsewhere could still satisfy Event by
 // embedding it; nothing may, and consumers reject it as unknown.)
@@ -35,10 +35,19 @@ type Barrier struct{ checkpoint.Barrier }
 // follows it on that channel.
 type EndOfPartition struct{}
 
+// ProcessingTime carries a scripted processing time (milliseconds since the
+// epoch) in a job whose test stream moves it: the producer's clock reached
+// Time after the records before the event. A job on the wall clock never
+// sends it.
+type ProcessingTime struct{ Time int64 }
+
 func (Watermark) inBand()      {}
 func (Idle) inBand()           {}
 func (Barrier) inBand()        {}
 func (EndOfPartition) inBand() {}
+func (ProcessingTime) inBand() {}
+
+func (e ProcessingTime) String() string { return fmt.Sprintf("processing time %d", e.Time) }
 
 func (e Watermark) String() string { return fmt.Sprintf("watermark %d", e.Time) }
 

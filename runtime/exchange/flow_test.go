@@ -276,3 +276,51 @@ func TestCancelUnblocks(t *testing.T) {
 		}
 	})
 }
+
+// TestDrainedAndFreed: a writer is drained once every buffer it sent is
+// back in its pool, and Freed signals each return, so that a producer can
+// wait for its output to be taken without blocking in Emit.
+func TestDrainedAndFreed(t *testing.T) {
+	cfg := Config{BufferSize: 256, ExclusivePerChannel: 2, FloatingPerGate: 1, BuffersPerWriter: 4, BufferTimeout: -1}
+	e := NewEdge(cfg, 1, 2)
+	gates := []*Gate{NewGate(cfg, e.Channels(0)), NewGate(cfg, e.Channels(1))}
+	w := e.Writer(0)
+	if !w.Drained() {
+		t.Fatal("a new writer is not drained")
+	}
+	for seq := range 12 {
+		if err := w.Emit(cancelled, seq%2, fixedRecord(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.Drained() {
+		t.Fatal("drained with partial buffers")
+	}
+	w.Flush()
+	select {
+	case <-w.Freed():
+		t.Fatal("freed before any buffer came back")
+	default:
+	}
+	var bs []*Buffer
+	for _, g := range gates {
+		bs = append(bs, available(t, g)...)
+	}
+	if len(bs) != 4 {
+		t.Fatalf("%d buffers sent, want 4", len(bs))
+	}
+	for i, b := range bs {
+		if w.Drained() {
+			t.Fatalf("drained with %d buffers still taken", len(bs)-i)
+		}
+		b.Recycle()
+		select {
+		case <-w.Freed():
+		default:
+			t.Fatalf("no signal for recycled buffer %d", i)
+		}
+	}
+	if !w.Drained() {
+		t.Fatal("not drained after every buffer came back")
+	}
+}

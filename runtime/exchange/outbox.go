@@ -82,7 +82,9 @@ func (o *Outbox) Release(channel, n int) int {
 		next := b.next
 		b.next, b.ch, b.event = nil, nil, nil
 		b.data = b.data[:0]
+		freed := b.freed
 		b.pool <- b
+		signal(freed)
 		b = next
 	}
 	return done

@@ -27,6 +27,9 @@ type Writer struct {
 	subs []subpartition
 	// pool holds the free buffers; its capacity is the pool size.
 	pool chan *Buffer
+	// freed holds one signal that a buffer came back to pool since the
+	// last Freed receive.
+	freed chan struct{}
 	// flushAlways: BufferTimeout is 0.
 	flushAlways bool
 	// timer flushes partial buffers when BufferTimeout > 0. Then mu guards
@@ -70,13 +73,14 @@ func newWriter(cfg Config, channels []*InputChannel) *Writer {
 		cfg:         cfg,
 		subs:        make([]subpartition, len(channels)),
 		pool:        make(chan *Buffer, cfg.BuffersPerWriter),
+		freed:       make(chan struct{}, 1),
 		flushAlways: cfg.BufferTimeout == 0,
 	}
 	for i, c := range channels {
 		w.subs[i].ch = c
 	}
 	for range cfg.BuffersPerWriter {
-		w.pool <- &Buffer{pool: w.pool}
+		w.pool <- &Buffer{pool: w.pool, freed: w.freed}
 	}
 	if cfg.BufferTimeout > 0 {
 		w.timer = time.AfterFunc(cfg.BufferTimeout, w.timedFlush)
@@ -99,6 +103,14 @@ func (w *Writer) unlock() {
 
 // NumChannels is the number of the writer's channels, one per consumer.
 func (w *Writer) NumChannels() int { return len(w.subs) }
+
+// Drained says whether every buffer of the writer is back in its pool:
+// nothing partial, queued, in flight or held by a consumer.
+func (w *Writer) Drained() bool { return len(w.pool) == cap(w.pool) }
+
+// Freed is signalled when a buffer returns to the writer's pool, at most
+// one signal pending: a producer waiting for Drained selects on it.
+func (w *Writer) Freed() <-chan struct{} { return w.freed }
 
 // acquire takes a free buffer, waiting for one if the pool is empty.
 func (w *Writer) acquire(ctx context.Context) (*Buffer, error) {

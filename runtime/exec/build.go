@@ -35,12 +35,15 @@ type builder struct {
 	leader    *leaderLink
 	netFailed func(error)
 	edgeOrder []*plan.Edge
+	// scripted: the job's test stream moves processing time, and every
+	// task runs on a scripted clock (scriptedtime.go).
+	scripted bool
 }
 
 // build creates every task of the job, restoring their state from restore
 // (when not nil). On failure it releases what it made.
 func (j *Job) build(ctx context.Context, run *checkpointRun, restore *RestoreSet) (tasks []*Task, err error) {
-	b := &builder{j: j, edges: map[*plan.Edge]*exchange.Edge{}, run: run, restore: restore}
+	b := &builder{j: j, edges: map[*plan.Edge]*exchange.Edge{}, run: run, restore: restore, scripted: scriptsProcessingTime(j.Plan)}
 	cfg := j.Env.Budgets.exchange(exchange.Config{BufferTimeout: j.Plan.Job.BufferTimeout.Duration})
 	for _, v := range j.Plan.Vertices {
 		for _, e := range v.Out {
@@ -89,6 +92,9 @@ func (j *Job) build(ctx context.Context, run *checkpointRun, restore *RestoreSet
 func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*Task, error) {
 	job := b.j.Plan.Job
 	t := &Task{name: v.ID, subtask: i, batchSize: job.UDF.BatchSize, log: b.j.Log.With("vertex", v.ID, "subtask", i)}
+	if b.scripted {
+		t.time.scripted = &scriptedClock{}
+	}
 	b.checkpointTask(t, v)
 	if job.DeadLetter != "" {
 		dlq, err := b.deadLetters(ctx, t, v, i)
@@ -106,6 +112,10 @@ func (b *builder) task(ctx context.Context, v *plan.Vertex, i int) (*Task, error
 		t.source, err = b.source(ctx, v, i)
 		if ts, ok := t.source.(*connector.TestStream); ok {
 			ts.Advance = t.chain.Advance
+			if t.time.scripted != nil {
+				t.time.scripted.now.Store(ts.ProcessingTime())
+				ts.SetProcessingTime = t.setProcessingTime
+			}
 		}
 		if err == nil {
 			t.sourceSplits()
@@ -176,6 +186,7 @@ func (b *builder) sourceGap(v *plan.Vertex, i int) func(*connector.GapError) {
 // vertexStage builds the stages of vertex v in subtask i, followed by
 // whatever consumes its output.
 func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i int) (operator.Stage, error) {
+	v = b.canaryVertex(v, i) // canary.go
 	c := b.j.Counters[v.ID][i]
 	t.stats.vertices = append(t.stats.vertices, b.vertexClock(v, i))
 	policy := b.policy(t, v.ID, c)
@@ -314,7 +325,8 @@ func (b *builder) edgeStages(ctx context.Context, t *Task, v *plan.Vertex, i int
 func (b *builder) exchangeStage(t *Task, v *plan.Vertex, e *plan.Edge, i int) operator.Stage {
 	w := b.edges[e].Writer(i)
 	t.writers = append(t.writers, w)
-	var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.Ship == plan.ShipBroadcast, channels: e.To.Parallelism}
+	var s operator.Stage = &exchangeOut{writer: w, part: b.partitioner(e, i), broadcast: e.Ship == plan.ShipBroadcast, channels: e.To.Parallelism,
+		carriesTime: t.time.scripted != nil}
 	if e.Ship == plan.ShipHash {
 		policy := b.policy(t, e.To.ID, b.j.Counters[v.ID][i])
 		switch {

@@ -15,7 +15,7 @@ import (
 // subtask's broadcast states are bounded by the job's keyed state budget,
 // since every subtask holds them whole.
 func (b *builder) broadcastStage(t *Task, v *plan.Vertex, i int, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	keyed, err := b.keyedState(v, i, v.Fn)
+	keyed, err := b.keyedState(t, v, i, v.Fn)
 	if err != nil {
 		return nil, err
 	}
@@ -27,9 +27,12 @@ func (b *builder) broadcastStage(t *Task, v *plan.Vertex, i int, policy *operato
 	}
 	batch := b.j.Plan.Job.UDF.BatchSize
 	proc := process.New(v.ID, store.ReadOnly(b.processCall(t, v, i, v.Fn)), onTimer, keyed, batch, policy, next)
+	proc.Clock = t.clockFunc()
 	t.inputs = &operator.Inputs{Split: v.In[0].From.Parallelism}
-	return broadcast.New(broadcast.Config{
+	op := broadcast.New(broadcast.Config{
 		Vertex: v.ID, Store: store, Keyed: proc, Broadcast: b.processCall(t, v, i, v.Broadcast),
 		Inputs: t.inputs, BatchSize: batch, Policy: policy, Next: next,
-	}), nil
+	})
+	op.Clock = t.clockFunc()
+	return op, nil
 }

@@ -26,6 +26,6 @@ func (b *builder) joinStage(ctx context.Context, t *Task, v *plan.Vertex, i int,
 	return window.New(window.Config{
 		Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Budget: b.j.Env.Budgets.WindowContents, Policy: policy, Next: next,
 		Late: late, LateCount: &c.Late, Sides: sides, Fn: b.groupCall(v.ID, i, v.Fn), GapFn: b.groupCall(v.ID, i, v.Window.GapFn),
-		Join: &window.JoinConfig{Inputs: t.inputs, CoGroup: v.Join.CoGroup},
+		Join: &window.JoinConfig{Inputs: t.inputs, CoGroup: v.Join.CoGroup}, Clock: t.clockFunc(),
 	}), nil
 }

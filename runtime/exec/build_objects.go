@@ -28,12 +28,15 @@ func (b *builder) objectSink(ctx context.Context, t *Task, v *plan.Vertex, i int
 	}
 	s := &objectSinkStage{stagingStage: stagingStage{name: blobName(blobSink, v.ID, i), staging: sink}, sink: sink}
 	if b.restore != nil {
-		epochs, err := b.restore.epochs(ctx, v.ID, i, v.Parallelism)
+		epochs, replays, err := b.restore.sinkStates(ctx, v.ID, i, v.Parallelism)
 		if err == nil && len(epochs) > 0 {
 			var st connector.ObjectStats
 			st, err = sink.Recover(ctx, epochs)
 			b.j.Log.Info("sink recovered staged objects", "vertex", v.ID, "subtask", i, "parts", len(epochs),
 				"written", st.Written, "kept", st.Kept)
+		}
+		if err == nil {
+			err = b.skipCommittedObjects(ctx, v.ID, i, sink, replays)
 		}
 		if err != nil {
 			_ = sink.Close()
@@ -42,6 +45,32 @@ func (b *builder) objectSink(ctx context.Context, t *Task, v *plan.Vertex, i int
 	}
 	t.cp.add(s)
 	return s, nil
+}
+
+// skipCommittedObjects makes subtask i of object store sink vertex drop from
+// the replay the records of the objects it wrote for checkpoints a fallback
+// passed over, and those an earlier fallback's replay had not produced again
+// when the restored checkpoint was taken: their objects stay, and the
+// replay must not write the records into others.
+func (b *builder) skipCommittedObjects(ctx context.Context, vertex string, i int, sink *connector.ObjectSink, replays []*connector.Replay) error {
+	n, err := sink.KeepSkipping(replays)
+	if err != nil {
+		return fmt.Errorf("go on dropping the output committed before an earlier fallback: %w", err)
+	}
+	if n > 0 {
+		b.j.Log.Info("sink goes on dropping committed output from the replay", "vertex", vertex, "subtask", i,
+			"checkpoint", b.restore.meta.ID, "records", n)
+	}
+	if !b.restore.fellBack {
+		return nil
+	}
+	after := b.restore.skipAfter
+	if n, err = sink.SkipCommitted(ctx, after); err != nil {
+		return fmt.Errorf("drop the output committed after checkpoint %d: %w", after, err)
+	}
+	b.j.Log.Info("sink drops committed output from the replay", "vertex", vertex, "subtask", i,
+		"after_checkpoint", after, "records", n)
+	return nil
 }
 
 // objectSinkStage is an object store sink subtask: records are staged and

@@ -26,10 +26,11 @@ func (b *builder) stateBudget() *state.Budget {
 	return b.budget
 }
 
-// keyedState opens the keyed state of subtask i of vertex v: the states the
-// module of fn declares, with the operator's TTL overrides, over the key
-// groups the subtask owns, in the job's backend.
-func (b *builder) keyedState(v *plan.Vertex, i int, fn *plan.Func) (*state.Keyed, error) {
+// keyedState opens the keyed state of subtask i of vertex v, in task t: the
+// states the module of fn declares, with the operator's TTL overrides, over
+// the key groups the subtask owns, in the job's backend, with TTL on the
+// task's clock.
+func (b *builder) keyedState(t *Task, v *plan.Vertex, i int, fn *plan.Func) (*state.Keyed, error) {
 	job := b.j.Plan.Job
 	descs, err := operator.StateDescriptors(b.module(fn).Description, v.Op.StateTTL)
 	if err != nil {
@@ -42,6 +43,9 @@ func (b *builder) keyedState(v *plan.Vertex, i int, fn *plan.Func) (*state.Keyed
 		States:         descs,
 		Budget:         b.stateBudget(),
 		Logger:         b.j.Log,
+	}
+	if t.time.scripted != nil {
+		cfg.Clock = state.ClockFunc(t.clockFunc())
 	}
 	if cfg.Backend == state.BackendPebble {
 		if b.j.Env.DataDir == "" {
@@ -64,7 +68,7 @@ func (b *builder) processStage(ctx context.Context, t *Task, v *plan.Vertex, i i
 	if err != nil {
 		return nil, err
 	}
-	keyed, err := b.keyedState(v, i, v.Fn)
+	keyed, err := b.keyedState(t, v, i, v.Fn)
 	if err != nil {
 		return nil, errors.Join(err, sides.Close(ctx))
 	}
@@ -76,6 +80,11 @@ func (b *builder) processStage(ctx context.Context, t *Task, v *plan.Vertex, i i
 	}
 	op := process.New(v.ID, call, onTimer, keyed, b.j.Plan.Job.UDF.BatchSize, policy, next)
 	op.SetSideOutputs(sides)
+	op.Clock = t.clockFunc()
+	desc := b.module(v.Fn).Description
+	if fn, retired := desc.MigrateFunction(), desc.RetiredStates(); fn >= 0 && len(retired) > 0 {
+		op.SetMigration(fn, desc.Functions[fn].Name, retired)
+	}
 	return op, nil
 }
 

@@ -10,7 +10,7 @@ import (
 
 // testStream builds subtask i of test_stream source v, resuming after the
 // steps the restored checkpoint counts. Its task passes the script's
-// watermarks into its chain (see task).
+// watermarks and processing time into its chain (see task).
 func (b *builder) testStream(ctx context.Context, v *plan.Vertex, i int) (connector.Source, error) {
 	var steps []connector.TestStep
 	for _, st := range v.Source.TestStream.Steps {
@@ -20,6 +20,8 @@ func (b *builder) testStream(ctx context.Context, v *plan.Vertex, i int) (connec
 			steps = append(steps, connector.TestStep{Record: abi.Record{Key: []byte(r.Key), Value: []byte(r.Value), Timestamp: r.Timestamp}})
 		case st.Watermark != nil:
 			steps = append(steps, connector.TestStep{Watermark: st.Watermark})
+		case st.AdvanceProcessingTime.Duration > 0:
+			steps = append(steps, connector.TestStep{AdvanceProcessingTime: st.AdvanceProcessingTime.Milliseconds()})
 		}
 	}
 	var start map[string]uint64

@@ -32,6 +32,8 @@ func (b *builder) sourceStages(t *Task, v *plan.Vertex, i int, policy *operator.
 	}
 	if mode == plan.TimeIngestion {
 		g := watermark.NewGenerator(watermark.Ingestion, 0, interval, 0, t.announceIdle, s)
+		// A scripted clock stamps the records with the script's time.
+		g.Clock = t.clockFunc()
 		t.time.gen = g
 		return g
 	}
@@ -76,9 +78,10 @@ func (b *builder) pool(vertexID string, i int, f *plan.Func) *host.Guest {
 // windowStage builds the window operator of v for subtask i in front of
 // next, with its late records and side outputs.
 func (b *builder) windowStage(ctx context.Context, t *Task, v *plan.Vertex, i int, c *Counters, policy *operator.ErrorPolicy, next operator.Stage) (operator.Stage, error) {
-	cfg := window.Config{Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Budget: b.j.Env.Budgets.WindowContents, Policy: policy, Next: next, LateCount: &c.Late}
+	cfg := window.Config{Vertex: v.ID, Plan: v.Window, BatchSize: b.j.Plan.Job.UDF.BatchSize, Budget: b.j.Env.Budgets.WindowContents, Policy: policy, Next: next, LateCount: &c.Late,
+		Clock: t.clockFunc()}
 	if v.Window.States {
-		keyed, err := b.keyedState(v, i, v.Fn)
+		keyed, err := b.keyedState(t, v, i, v.Fn)
 		if err != nil {
 			return nil, err
 		}
@@ -96,6 +99,12 @@ func (b *builder) windowStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 		cfg.Fn = b.groupCall(v.ID, i, v.Fn)
 	}
 	cfg.GapFn = b.groupCall(v.ID, i, v.Window.GapFn)
+	if tr := v.Window.Trigger; tr != nil {
+		cfg.TriggerFn = b.groupCall(v.ID, i, tr.Fn)
+	}
+	if e := v.Window.Evictor; e != nil {
+		cfg.EvictorFn = b.groupCall(v.ID, i, e.Fn)
+	}
 	return window.New(cfg), nil
 }
 

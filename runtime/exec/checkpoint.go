@@ -165,7 +165,13 @@ func (c *Checkpoints) latest(ctx context.Context, job string) (*RestoreSet, erro
 		err := r.usable(ctx)
 		if err == nil {
 			if len(skipped) > 0 {
-				r.fellBack = r.meta.Job == job
+				// The job's own newer checkpoints were passed over,
+				// also when this is the savepoint it was submitted
+				// from: every epoch of the job is then newer.
+				r.fellBack = true
+				if r.meta.Job == job {
+					r.skipAfter = r.meta.ID
+				}
 				c.log().Warn("restoring an older checkpoint: the exactly-once sinks drop the output the newer ones committed",
 					"job", job, "checkpoint", r.meta.ID, "kind", r.meta.Kind, "from_job", r.meta.Job, "skipped", len(skipped))
 			}

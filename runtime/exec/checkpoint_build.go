@@ -113,7 +113,7 @@ func (b *builder) stagedSink(ctx context.Context, t *Task, v *plan.Vertex, i int
 	if b.restore == nil {
 		return s, nil
 	}
-	epochs, err := b.restore.epochs(ctx, v.ID, i, v.Parallelism)
+	epochs, replays, err := b.restore.sinkStates(ctx, v.ID, i, v.Parallelism)
 	if err == nil && len(epochs) > 0 {
 		var st connector.RecoverStats
 		st, err = sink.Recover(ctx, epochs, b.restore.restoredAt())
@@ -123,25 +123,46 @@ func (b *builder) stagedSink(ctx context.Context, t *Task, v *plan.Vertex, i int
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: recover staged output: %w", v.ID, err)
 	}
+	if err := b.keepSkipping(v.ID, i, sink, replays); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", v.ID, err)
+	}
 	if err := b.skipCommitted(ctx, v.ID, i, sink); err != nil {
 		return nil, fmt.Errorf("sink %s: %w", v.ID, err)
 	}
 	return s, nil
 }
 
+// keepSkipping makes subtask i of sink vertex go on dropping the committed
+// records that an earlier fallback's replay had not produced again when
+// the restored checkpoint was taken: a second failure during that replay
+// must not publish them again.
+func (b *builder) keepSkipping(vertex string, i int, sink *connector.TxSink, replays []*connector.Replay) error {
+	n, err := sink.KeepSkipping(replays)
+	if err != nil {
+		return fmt.Errorf("go on dropping the output committed before an earlier fallback: %w", err)
+	}
+	if n > 0 {
+		b.j.Log.Info("sink goes on dropping committed output from the replay", "vertex", vertex, "subtask", i,
+			"checkpoint", b.restore.meta.ID, "records", n)
+	}
+	return nil
+}
+
 // skipCommitted, after a fallback past corrupt checkpoints, makes subtask i
 // of sink vertex drop from the replay what the newer checkpoints' epochs
-// committed.
+// committed: all the job's epochs when the fallback is to the savepoint of
+// another job it was submitted from.
 func (b *builder) skipCommitted(ctx context.Context, vertex string, i int, sink *connector.TxSink) error {
 	if b.restore == nil || !b.restore.fellBack {
 		return nil
 	}
-	n, err := sink.SkipCommitted(ctx, b.restore.meta.ID, b.restore.restoredAt())
+	after := b.restore.skipAfter
+	n, err := sink.SkipCommitted(ctx, after, b.restore.restoredAt())
 	if err != nil {
-		return fmt.Errorf("drop the output committed after checkpoint %d: %w", b.restore.meta.ID, err)
+		return fmt.Errorf("drop the output committed after checkpoint %d: %w", after, err)
 	}
 	b.j.Log.Info("sink drops committed output from the replay", "vertex", vertex, "subtask", i,
-		"after_checkpoint", b.restore.meta.ID, "records", n)
+		"after_checkpoint", after, "records", n)
 	return nil
 }
 
@@ -174,12 +195,15 @@ func (b *builder) txDeadLetters(ctx context.Context, t *Task, v *plan.Vertex, i 
 		return nil, err
 	}
 	if b.restore != nil {
-		epochs, err := b.deadLetterEpochs(ctx, v, i)
+		epochs, replays, err := b.deadLetterEpochs(ctx, v, i)
 		if err == nil && len(epochs) > 0 {
 			var st connector.RecoverStats
 			st, err = sink.Recover(ctx, epochs, b.restore.restoredAt())
 			b.j.Log.Info("dead letters recovered", "vertex", v.ID, "subtask", i, "epochs", st.Epochs,
 				"published", st.Published, "skipped", st.Skipped, "read_back", st.ReadBack)
+		}
+		if err == nil {
+			err = b.keepSkipping("dead letters of "+v.ID, i, sink, replays)
 		}
 		if err == nil {
 			err = b.skipCommitted(ctx, "dead letters of "+v.ID, i, sink)
@@ -199,8 +223,9 @@ func (b *builder) txDeadLetters(ctx context.Context, t *Task, v *plan.Vertex, i 
 // with j % parallelism == i, and, for subtask 0 of the job's first task,
 // those of tasks the job no longer has (a savepoint restored into a job whose
 // chains changed). Each old task's dead letters are so committed by exactly
-// one new subtask, and none is dropped.
-func (b *builder) deadLetterEpochs(ctx context.Context, v *plan.Vertex, i int) ([]*connector.Epoch, error) {
+// one new subtask, and none is dropped; with them go the records their
+// replays after a fallback were still to drop (connector.TxSink.KeepSkipping).
+func (b *builder) deadLetterEpochs(ctx context.Context, v *plan.Vertex, i int) ([]*connector.Epoch, []*connector.Replay, error) {
 	heads := map[string]*plan.Vertex{}
 	var first *plan.Vertex
 	for _, u := range b.j.Plan.Vertices {
@@ -228,19 +253,23 @@ func (b *builder) deadLetterEpochs(ctx context.Context, v *plan.Vertex, i int) (
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	var out []*connector.Epoch
+	var (
+		out     []*connector.Epoch
+		replays []*connector.Replay
+	)
 	for _, name := range names {
 		data, err := b.restore.read(ctx, b.restore.meta.Blobs[name])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		es, err := connector.DecodeEpochs(data)
+		es, replay, err := connector.DecodeSinkState(data)
 		if err != nil {
-			return nil, b.restore.fail(fmt.Errorf("%s: %w", name, err))
+			return nil, nil, b.restore.fail(fmt.Errorf("%s: %w", name, err))
 		}
 		out = append(out, es...)
+		replays = append(replays, replay)
 	}
-	return out, nil
+	return out, replays, nil
 }
 
 // spillDir holds the files of staged output past a sink's memory budget.

@@ -46,6 +46,10 @@ type RestoreSet struct {
 	// from the replay, and the transactional sinks drop it
 	// (connector.TxSink.SkipCommitted).
 	fellBack bool
+	// skipAfter is the last epoch of the job whose output the restore
+	// covers: the restored checkpoint's id, 0 for the savepoint (or
+	// checkpoint) of another job the job was submitted from.
+	skipAfter int64
 }
 
 // fail wraps a restore failure.
@@ -218,26 +222,32 @@ func (r *RestoreSet) checkPositions(ctx context.Context, js jetstream.JetStream,
 // stream's last sequence.
 var ErrPositionBeyondStream = errors.New("checkpointed position beyond the stream's end")
 
-// epochs are the sealed epochs that new subtask i of a sink with
-// parallelism subtasks commits: those of the old subtasks j with
-// j % parallelism == i.
-func (r *RestoreSet) epochs(ctx context.Context, vertex string, i, parallelism int) ([]*connector.Epoch, error) {
-	var out []*connector.Epoch
+// sinkStates are the sealed epochs that new subtask i of a sink with
+// parallelism subtasks commits, those of the old subtasks j with
+// j % parallelism == i, and with them the committed records the same old
+// subtasks' replays after a fallback had not produced again when the
+// checkpoint was taken (connector.TxSink.KeepSkipping).
+func (r *RestoreSet) sinkStates(ctx context.Context, vertex string, i, parallelism int) ([]*connector.Epoch, []*connector.Replay, error) {
+	var (
+		out     []*connector.Epoch
+		replays []*connector.Replay
+	)
 	for j, b := range r.blobs(blobSink, vertex) {
 		if j%parallelism != i {
 			continue
 		}
 		data, err := r.read(ctx, b)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		es, err := connector.DecodeEpochs(data)
+		es, replay, err := connector.DecodeSinkState(data)
 		if err != nil {
-			return nil, r.fail(fmt.Errorf("sink %s subtask %d: %w", vertex, j, err))
+			return nil, nil, r.fail(fmt.Errorf("sink %s subtask %d: %w", vertex, j, err))
 		}
 		out = append(out, es...)
+		replays = append(replays, replay)
 	}
-	return out, nil
+	return out, replays, nil
 }
 
 // restoredAt is when the restored checkpoint was triggered.

@@ -151,9 +151,17 @@ func (r *checkpointRun) put(ctx context.Context, id int64, b operator.Blob) (che
 		return store.PutBlobFrom(ctx, r.j.ID, id, b.Name, b.Reader)
 	case b.Write != nil:
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(b.Write(ctx, pw)) }()
+		wrote := make(chan struct{})
+		go func() {
+			defer close(wrote)
+			pw.CloseWithError(b.Write(ctx, pw))
+		}()
 		ref, err := store.PutBlobFrom(ctx, r.j.ID, id, b.Name, pr)
 		pr.CloseWithError(fmt.Errorf("blob %s: stored", b.Name))
+		// A store that returns early (a failure, ctx ended) leaves Write
+		// reading the snapshot: the caller releases it only once Write
+		// has returned, which the closed pipe makes it do.
+		<-wrote
 		return ref, err
 	}
 	return store.PutBlob(ctx, r.j.ID, id, b.Name, b.Data)

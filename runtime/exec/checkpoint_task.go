@@ -246,10 +246,10 @@ func (c *taskCheckpoint) gateEvent(ctx context.Context, t *Task, channel int, ev
 			t.net.takeOvertaken(b.ID, channel, c.rec.enc.input)
 		}
 		c.arrived(channel, b.ID)
-		first, done, alignment = c.align.barrier(t.gate, channel, b, c.overtakes(b))
+		first, done, alignment = c.align.barrier(t.alignBlocker(), channel, b, c.overtakes(b))
 	case exchange.EndOfPartition:
 		c.arrived(channel, 0)
-		b, alignment, done = c.align.ended(t.gate, channel)
+		b, alignment, done = c.align.ended(t.alignBlocker(), channel)
 	default:
 		return unhandledEvent("barrier alignment", channel, ev)
 	}

@@ -34,6 +34,10 @@ type exchangeOut struct {
 	// sent is the last watermark broadcast, if any (hasSent).
 	sent    int64
 	hasSent bool
+	// carriesTime: the job's processing time is scripted, and travels in
+	// band; timeSent is the last time sent.
+	carriesTime bool
+	timeSent    int64
 }
 
 func (e *exchangeOut) Process(ctx context.Context, recs []abi.Record) error {
@@ -60,7 +64,15 @@ func (e *exchangeOut) Advance(ctx context.Context, wm int64) error {
 	return e.writer.BroadcastEvent(ctx, exchange.Watermark{Time: wm})
 }
 
-func (e *exchangeOut) Tick(context.Context, int64) error { return nil }
+// Tick sends a scripted processing time on when it rose since the last
+// one sent (scriptedtime.go); the wall clock is not sent.
+func (e *exchangeOut) Tick(ctx context.Context, now int64) error {
+	if !e.carriesTime || now <= e.timeSent {
+		return nil
+	}
+	e.timeSent = now
+	return e.writer.BroadcastEvent(ctx, exchange.ProcessingTime{Time: now})
+}
 
 func (e *exchangeOut) Finish(ctx context.Context) error { return e.writer.Close(ctx) }
 func (e *exchangeOut) Close(context.Context) error      { return nil }

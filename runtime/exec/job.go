@@ -47,6 +47,9 @@ type Job struct {
 	// Place, in cluster mode, places each run's subtasks on workers; nil
 	// runs them all here (placement.go).
 	Place Placer
+	// Canary, when set, runs part of the key space on another version
+	// of the job's keyed vertices (canary.go).
+	Canary *Canary
 
 	// part is the placement of the run a worker other than the leader
 	// runs part of (RunPart), and partFail fails that part.

@@ -82,6 +82,7 @@ func DescribeMetrics(ch chan<- *prometheus.Desc) {
 		descBytesIn, descBytesOut, descBuffersOut, descInPool, descOutPool, descExclusive, descFloating, descQueued,
 		descRecordsIn, descRecordsOut, descUDFErrors, descSkipped, descDeadLettered,
 		descLate, descSourceLag, descSourceDropped, descSourceGaps, descStateBytes, descUDFCall, descUDFTraps, descUDFInstances, descUDFMemory,
+		descCanaryRecordsIn, descCanaryRecordsOut, descCanaryUDFErrors, descCanaryCall,
 	} {
 		ch <- d
 	}
@@ -151,6 +152,7 @@ func CollectMetrics(ch chan<- prometheus.Metric, j *Job, tasks []*Task) {
 			}
 		}
 	}
+	collectCanary(ch, j, tasks) // canary.go
 }
 
 func seconds(nanos int64) float64 { return float64(nanos) / 1e9 }

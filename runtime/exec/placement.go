@@ -102,8 +102,10 @@ type runMsg struct {
 	Final     map[string][]byte          `json:"final,omitempty"`
 	// Tasks done, of a done report.
 	Tasks []string `json:"tasks,omitempty"`
-	// Pressure are a worker's backpressure samples of its subtasks.
+	// Pressure are a worker's backpressure samples of its subtasks, and
+	// Counts their figures (with a done report too, the final ones).
 	Pressure []RemoteSample `json:"pressure,omitempty"`
+	Counts   []RemoteCounts `json:"counts,omitempty"`
 }
 
 // decodeRunMsg reads a control message.

@@ -167,6 +167,7 @@ func (l *leaderLink) report(msg *nats.Msg) {
 		if l.j.Pressure != nil {
 			l.j.Pressure.Merge(m.Pressure)
 		}
+		l.j.storeCounts(m.Counts)
 		return
 	case opJoin:
 		// A part's tasks are built: it gets the checkpoint in progress,
@@ -204,6 +205,7 @@ func (l *leaderLink) report(msg *nats.Msg) {
 			l.coord.Request()
 		}
 	case opDone:
+		l.j.storeCounts(m.Counts)
 		l.mu.Lock()
 		for _, name := range m.Tasks {
 			if rt, ok := l.remote[name]; ok {

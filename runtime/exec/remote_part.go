@@ -107,9 +107,7 @@ func (l *partLink) runTasks(ctx context.Context) error {
 		done := j.Observer.Running(tasks)
 		defer done()
 	}
-	if j.Pressure != nil {
-		go l.sendPressure(ctx, tasks)
-	}
+	go l.sendFigures(ctx, tasks)
 	err = runTasks(ctx, l.cancel, tasks)
 	if l.run != nil {
 		l.run.writers.Wait()
@@ -127,18 +125,16 @@ func (l *partLink) runTasks(ctx context.Context) error {
 	for i, t := range tasks {
 		names[i] = taskID(t)
 	}
-	l.send(runMsg{Op: opDone, Tasks: names})
+	l.send(runMsg{Op: opDone, Tasks: names, Counts: j.partCounts(subtaskKeys(tasks))})
 	return nil
 }
 
-// sendPressure publishes the part's backpressure samples to the leader
-// every PressureInterval until ctx ends, so that the job's backpressure
-// shows every worker's subtasks. A lost one is replaced by the next.
-func (l *partLink) sendPressure(ctx context.Context, tasks []*Task) {
-	mine := map[SubtaskKey]bool{}
-	for _, t := range tasks {
-		mine[SubtaskKey{t.name, t.subtask}] = true
-	}
+// sendFigures publishes the part's backpressure samples and figures to the
+// leader every PressureInterval until ctx ends, so that the job's
+// backpressure and figures show every worker's subtasks. A lost message is
+// replaced by the next; the done report carries the final figures.
+func (l *partLink) sendFigures(ctx context.Context, tasks []*Task) {
+	mine := subtaskKeys(tasks)
 	tick := time.NewTicker(PressureInterval)
 	defer tick.Stop()
 	for {
@@ -147,11 +143,13 @@ func (l *partLink) sendPressure(ctx context.Context, tasks []*Task) {
 			return
 		case <-tick.C:
 		}
-		_, samples := l.j.Pressure.Snapshot()
-		m := runMsg{Op: opPressure, Worker: l.pl.Self}
-		for k, s := range samples {
-			if mine[k] {
-				m.Pressure = append(m.Pressure, RemoteSample{Task: k.Task, Subtask: k.Subtask, Sample: s})
+		m := runMsg{Op: opPressure, Worker: l.pl.Self, Counts: l.j.partCounts(mine)}
+		if l.j.Pressure != nil {
+			_, samples := l.j.Pressure.Snapshot()
+			for k, s := range samples {
+				if mine[k] {
+					m.Pressure = append(m.Pressure, RemoteSample{Task: k.Task, Subtask: k.Subtask, Sample: s})
+				}
 			}
 		}
 		if data, err := json.Marshal(m); err == nil {

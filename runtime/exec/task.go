@@ -45,6 +45,9 @@ type Task struct {
 	stats taskStats
 	// time is the task's event and processing time (tasktime.go).
 	time taskTime
+	// blocked says why each gate channel is blocked, when the scripted
+	// clock blocks channels besides alignment (scriptedtime.go).
+	blocked []blockReason
 	// cp is the task's side of checkpointing, nil when the job takes no
 	// checkpoints (checkpoint_task.go).
 	cp *taskCheckpoint
@@ -102,6 +105,9 @@ func (t *Task) run(ctx context.Context) (err error) {
 
 func (t *Task) runSource(ctx context.Context) error {
 	var batch abi.Batch
+	if err := t.startScripted(ctx); err != nil {
+		return err
+	}
 	for {
 		if t.cp != nil {
 			if err := t.cp.poll(ctx, t); err != nil {
@@ -118,6 +124,9 @@ func (t *Task) runSource(ctx context.Context) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			if err := t.drainOutput(ctx); err != nil {
+				return err
+			}
 			return t.chain.Advance(ctx, watermark.MaxWatermark)
 		}
 		if err != nil {
@@ -130,6 +139,40 @@ func (t *Task) runSource(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// drainOutput waits, once a source's input has ended, until each of its
+// writers has every buffer back (its consumers took all it sent), taking
+// checkpoint triggers meanwhile, whose barriers overtake that output. The
+// channels' ends and the final watermark need buffers too: without the
+// wait the task would wait for them inside its chain's Finish, taking no
+// checkpoint, and its consumers would see its end, which an unaligned
+// checkpoint waits for, only after all of its output.
+func (t *Task) drainOutput(ctx context.Context) error {
+	var ctl chan control
+	if t.cp != nil {
+		ctl = t.cp.ctl
+	}
+	tick := time.NewTicker(fetchWait)
+	defer tick.Stop()
+	for _, w := range t.writers {
+		for w.Flush(); !w.Drained(); w.Flush() {
+			select {
+			case <-w.Freed():
+			case m := <-ctl:
+				if err := t.cp.handle(ctx, t, m); err != nil {
+					return err
+				}
+			case <-tick.C:
+				if err := t.sourceTick(ctx); err != nil {
+					return err
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
 }
 
 func (t *Task) runGate(ctx context.Context) error {
@@ -190,7 +233,8 @@ func (t *Task) runGate(ctx context.Context) error {
 	}
 }
 
-// event handles an input channel's event: a watermark or an idleness change
+// event handles an input channel's event: a scripted processing time
+// (clockEvent), a watermark or an idleness change
 // for event time (gateEvent), a checkpoint barrier for alignment
 // (taskCheckpoint.gateEvent), a channel's end for both. An event it does not
 // know, or a barrier in a task that takes no checkpoints, fails the task.
@@ -198,6 +242,8 @@ func (t *Task) event(ctx context.Context, channel int, ev exchange.Event) error 
 	switch e := ev.(type) {
 	case exchange.Watermark, exchange.Idle:
 		return t.gateEvent(ctx, channel, ev)
+	case exchange.ProcessingTime:
+		return t.clockEvent(ctx, channel, e.Time, false)
 	case exchange.Barrier:
 		if t.cp == nil {
 			return fmt.Errorf("input channel %d: checkpoint barrier %d, but the job takes no checkpoints", channel, e.ID)
@@ -205,6 +251,9 @@ func (t *Task) event(ctx context.Context, channel int, ev exchange.Event) error 
 		return t.cp.gateEvent(ctx, t, channel, ev)
 	case exchange.EndOfPartition:
 		if err := t.gateEvent(ctx, channel, ev); err != nil {
+			return err
+		}
+		if err := t.clockEvent(ctx, channel, 0, true); err != nil {
 			return err
 		}
 		if t.cp == nil {

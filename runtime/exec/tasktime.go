@@ -8,7 +8,6 @@ import (
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/exchange"
-	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/watermark"
 )
 
@@ -36,6 +35,9 @@ type taskTime struct {
 	gen     *watermark.Generator
 	grouped []abi.Record
 	counts  []int
+	// scripted is the task's clock when the job's test stream moves
+	// processing time, else nil: the wall clock (scriptedtime.go).
+	scripted *scriptedClock
 }
 
 // startTicker starts the goroutine that marks a tick due every tickEvery and
@@ -71,7 +73,7 @@ func (t *Task) gateTick(ctx context.Context) error {
 		return nil
 	}
 	t.time.due.Store(false)
-	return t.chain.Tick(ctx, operator.NowMillis())
+	return t.chain.Tick(ctx, t.now())
 }
 
 // sourceTick ticks the chain if tickEvery has passed since the last tick.
@@ -81,7 +83,7 @@ func (t *Task) sourceTick(ctx context.Context) error {
 		return nil
 	}
 	t.time.nextTick = now + int64(tickEvery)
-	return t.chain.Tick(ctx, operator.NowMillis())
+	return t.chain.Tick(ctx, t.now())
 }
 
 // gateEvent handles an event of an input channel for event time: a

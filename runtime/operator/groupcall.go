@@ -108,6 +108,10 @@ func TagName(t abi.Tag) string {
 		return "watermark"
 	case abi.TagOutput:
 		return "side output"
+	case abi.TagTrigger:
+		return "trigger"
+	case abi.TagTimer:
+		return "timer"
 	}
 	return fmt.Sprintf("tag %d", t)
 }

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
@@ -92,6 +93,9 @@ type QuarantinedKey struct {
 	Operator string `json:"operator"`
 	Subtask  int    `json:"subtask"`
 	Key      string `json:"key"`
+	// KeyBase64 is Key in unpadded base64url, which addresses a key that
+	// is not UTF-8 text (JSON shows such bytes of Key as U+FFFD).
+	KeyBase64 string `json:"key_base64"`
 	// Failures are the failed records that parked the key (after), the
 	// one that parked it included.
 	Failures   int    `json:"failures"`
@@ -284,7 +288,7 @@ func (q *Quarantine) List(subtask int) []QuarantinedKey {
 	var out []QuarantinedKey
 	for key, k := range q.keys {
 		if k.parked {
-			out = append(out, QuarantinedKey{Operator: q.Vertex, Subtask: subtask, Key: key, Failures: k.failures, FirstError: k.firstError,
+			out = append(out, QuarantinedKey{Operator: q.Vertex, Subtask: subtask, Key: key, KeyBase64: base64.RawURLEncoding.EncodeToString([]byte(key)), Failures: k.failures, FirstError: k.firstError,
 				Parked: k.count, Kept: len(k.records), Overflow: k.overflow, Bytes: k.bytes})
 		}
 	}

@@ -150,7 +150,7 @@ func TestQuarantineParksAfterN(t *testing.T) {
 				t.Errorf("the parking record's error %q, want its own", got)
 			}
 			list := rig.q.List(0)
-			want := []QuarantinedKey{{Operator: "op", Key: "p", Failures: 3, FirstError: "rejected 1", Parked: 3, Kept: 3,
+			want := []QuarantinedKey{{Operator: "op", Key: "p", KeyBase64: "cA", Failures: 3, FirstError: "rejected 1", Parked: 3, Kept: 3,
 				Bytes: 3 * recordSize(&records("p/3")[0])}}
 			if !reflect.DeepEqual(list, want) {
 				t.Errorf("list %+v, want %+v", list, want)

@@ -123,15 +123,6 @@ func unsupported(j *spec.Job) []string {
 	// least once needs no alignment to begin with.
 	add("checkpoint.unaligned with mode at_least_once (unaligned checkpoints need exactly_once)",
 		j.Checkpoint != nil && j.Checkpoint.Unaligned && j.Checkpoint.Mode == ModeAtLeastOnce)
-	for i, s := range j.Sources {
-		if s.TestStream == nil {
-			continue
-		}
-		for k, st := range s.TestStream.Steps {
-			add(fmt.Sprintf("sources[%d].test_stream.steps[%d].advance_processing_time in a job (platform udf test moves processing time)", i, k),
-				st.AdvanceProcessingTime.Duration != 0)
-		}
-	}
 	return out
 }
 
@@ -141,7 +132,7 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 		return nil, fmt.Errorf("%w: %s: not supported yet", ErrInvalidJob, joinPaths(paths))
 	}
 	p := &Plan{Job: j, byID: map[string]*Vertex{}, Modules: map[string]abi.Description{}}
-	var problems []string
+	problems := scriptedTimeProblems(j) // scripted_time.go
 	resolve := func(path, module, function string, kind abi.Kind) *Func {
 		desc, ok := lookup(module)
 		if !ok {
@@ -315,6 +306,12 @@ func (p *Plan) ModuleIDs() []string {
 		note(v.LookupRequest)
 		if v.Window != nil {
 			note(v.Window.GapFn)
+			if t := v.Window.Trigger; t != nil {
+				note(t.Fn)
+			}
+			if v.Window.Evictor != nil {
+				note(v.Window.Evictor.Fn)
+			}
 		}
 		for _, e := range v.Out {
 			note(e.KeyFn)

@@ -68,6 +68,12 @@ func (p *Plan) Guests() int {
 		if v.Window != nil && v.Window.GapFn != nil {
 			fns++
 		}
+		if v.Window != nil && v.Window.Trigger != nil && v.Window.Trigger.Fn != nil {
+			fns++
+		}
+		if v.Window != nil && v.Window.Evictor != nil && v.Window.Evictor.Fn != nil {
+			fns++
+		}
 		for _, e := range v.Out {
 			if e.KeyFn != nil {
 				fns++

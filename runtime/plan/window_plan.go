@@ -63,16 +63,18 @@ type Window struct {
 
 // Evictor types of the job spec.
 const (
-	EvictorCount = "count"
-	EvictorTime  = "time"
-	EvictorDelta = "delta"
+	EvictorCount  = "count"
+	EvictorTime   = "time"
+	EvictorDelta  = "delta"
+	EvictorCustom = "custom"
 )
 
 // Evictor is a window's evictor (Flink's Evictor): a count evictor keeps
 // the last Max records, a time evictor those within Size milliseconds of
 // the latest, a delta evictor those whose JSON number Field is less than
 // Threshold from the last record's; After evicts after the window function
-// instead of before it.
+// instead of before it. A custom evictor is Fn, a function of kind
+// evictor, which runs after the window function too when Both is set.
 type Evictor struct {
 	Type      string  `json:"type"`
 	Max       int64   `json:"max,omitempty"`
@@ -80,6 +82,8 @@ type Evictor struct {
 	Threshold float64 `json:"threshold,omitempty"`
 	Field     string  `json:"field,omitempty"`
 	After     bool    `json:"after,omitempty"`
+	Both      bool    `json:"both,omitempty"`
+	Fn        *Func   `json:"fn,omitempty"`
 }
 
 // Trigger types of the job spec.
@@ -89,16 +93,19 @@ const (
 	TriggerCount                    = "count"
 	TriggerContinuousEventTime      = "continuous_event_time"
 	TriggerContinuousProcessingTime = "continuous_processing_time"
+	TriggerCustom                   = "custom"
 )
 
 // Trigger is a window's trigger (Flink's Trigger): its type, the count of
 // a count trigger, the interval of a continuous one in milliseconds, and
-// whether every firing purges the window (FIRE_AND_PURGE).
+// whether every firing purges the window (FIRE_AND_PURGE); Fn is a custom
+// trigger's function (kind trigger).
 type Trigger struct {
 	Type     string `json:"type"`
 	Count    int64  `json:"count,omitempty"`
 	Interval int64  `json:"interval,omitempty"`
 	Purge    bool   `json:"purge,omitempty"`
+	Fn       *Func  `json:"fn,omitempty"`
 }
 
 // newTrigger resolves a window's trigger: nil when it is the default one
@@ -128,8 +135,15 @@ func newWindowPlan(j *spec.Job, o *spec.Operator, w *spec.Window, wpath string, 
 		Lateness: o.AllowedLateness.Milliseconds(), Processing: j.Time == TimeProcessing,
 	}
 	wp.Trigger = newTrigger(w.Trigger, wp.Processing, wp.Type == WindowGlobal)
+	if t := wp.Trigger; t != nil && t.Type == TriggerCustom {
+		t.Fn = resolve(wpath+".trigger", w.Trigger.Module, w.Trigger.Function, abi.KindTrigger)
+	}
 	if e := w.Evictor; e != nil {
 		wp.Evictor = &Evictor{Type: e.Type, Max: e.Max, Size: e.Size.Milliseconds(), Threshold: e.Threshold, Field: e.Field, After: !e.Before}
+		if e.Type == EvictorCustom {
+			wp.Evictor.After, wp.Evictor.Both = e.When == "after", e.When == "both"
+			wp.Evictor.Fn = resolve(wpath+".evictor", e.Module, e.Function, abi.KindEvictor)
+		}
 	}
 	if wp.Type == WindowTumbling {
 		wp.Slide = wp.Size

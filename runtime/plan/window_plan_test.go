@@ -2,6 +2,7 @@ package plan
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"wasmstream.io/platform/abi"
@@ -74,6 +75,51 @@ func TestWindowEvictors(t *testing.T) {
 		w := p.Vertex("c").Window
 		if !reflect.DeepEqual(w.Evictor, tc.want) || w.Trigger != nil {
 			t.Errorf("%s: evictor %+v, trigger %+v; want %+v and the default trigger", tc.evictor, w.Evictor, w.Trigger, tc.want)
+		}
+	}
+}
+
+// TestCustomTriggerPlan: a custom trigger resolves its function, which must
+// be of kind trigger, and is a 400 naming the field otherwise.
+func TestCustomTriggerPlan(t *testing.T) {
+	desc := abi.Description{ABI: 1, Functions: []abi.Function{{Name: "early", Kind: abi.KindTrigger}, {Name: "parse", Kind: abi.KindMap}}}
+	lookupTrig := func(id string) (abi.Description, bool) { return desc, id == testModule }
+	job := func(fn string) string {
+		return "name: w\nsources: [{id: s, generator: {kind: clicks, count: 1}}]\n" +
+			"operators: [{id: c, input: s, key_by: {field: user}, window: {type: tumbling, size: 1s, trigger: {type: custom, module: \"" + testModule + "\", function: " + fn + ", purge: true}}, aggregate: {builtin: count}}]\n" +
+			"sinks: [{id: o, input: c, discard: true}]\n"
+	}
+	j, err := spec.Parse([]byte(job("early")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(j, lookupTrig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Trigger{Type: TriggerCustom, Purge: true, Fn: &Func{Module: testModule, Function: "early", Index: 0}}
+	if got := p.Vertex("c").Window.Trigger; !reflect.DeepEqual(got, want) {
+		t.Fatalf("trigger %+v, want %+v", got, want)
+	}
+	// The trigger's module is the job's only one, and each subtask of
+	// the window runs a guest of it.
+	if got := p.ModuleIDs(); !reflect.DeepEqual(got, []string{testModule}) {
+		t.Fatalf("modules %v, want the trigger's", got)
+	}
+	if got, want := p.Guests(), p.Vertex("c").Parallelism; got != want {
+		t.Fatalf("%d guests, want %d", got, want)
+	}
+	for fn, msg := range map[string]string{
+		"parse":   `operators[0].window.trigger.function: "parse" is a map function, want trigger`,
+		"missing": `operators[0].window.trigger.function: module ` + testModule + ` has no function "missing" (it has early (trigger), parse (map))`,
+	} {
+		j, err := spec.Parse([]byte(job(fn)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Build(j, lookupTrig)
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: error %v, want one containing %q", fn, err, msg)
 		}
 	}
 }

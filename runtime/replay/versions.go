@@ -137,6 +137,20 @@ func (r *run) openVersion(ctx context.Context, v *version, module string) error 
 		}
 		cfg.GapFn = r.groupCall(v, gf, gmod, false)
 	}
+	if t := op.Window.Trigger; t != nil && t.Fn != nil {
+		tf, tmod, err := r.swap(t.Fn, module)
+		if err != nil {
+			return err
+		}
+		cfg.TriggerFn = r.groupCall(v, tf, tmod, false)
+	}
+	if e := op.Window.Evictor; e != nil && e.Fn != nil {
+		ef, emod, err := r.swap(e.Fn, module)
+		if err != nil {
+			return err
+		}
+		cfg.EvictorFn = r.groupCall(v, ef, emod, false)
+	}
 	w := window.New(cfg)
 	v.op = w
 	srcs, err := r.snap.windowState(ctx, op, r.kg)

@@ -13,8 +13,8 @@ func TestDocExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)```(?:yaml|json)\n(.*?)```").FindAllSubmatch(doc, -1)
-	if len(blocks) != 6 {
-		t.Fatalf("found %d examples, want 6", len(blocks))
+	if len(blocks) != 7 {
+		t.Fatalf("found %d examples, want 7", len(blocks))
 	}
 	for _, b := range blocks {
 		if _, err := Parse(b[1]); err != nil {

@@ -18,8 +18,9 @@ var (
 	partitions          = []string{"forward", "rebalance", "broadcast"}
 	printFormats        = []string{"text", "json"}
 	windowTypes         = []string{"tumbling", "sliding", "session", "count", "global"}
-	triggerTypes        = []string{"event_time", "processing_time", "count", "continuous_event_time", "continuous_processing_time"}
-	evictorTypes        = []string{"count", "time", "delta"}
+	triggerTypes        = []string{"event_time", "processing_time", "count", "continuous_event_time", "continuous_processing_time", "custom"}
+	evictorTypes        = []string{"count", "time", "delta", "custom"}
+	evictorWhens        = []string{"before", "after", "both"}
 	builtinAggregates   = append([]string{"count"}, fieldAggregates...)
 	ttlUpdateTypes      = []string{"on_create_and_write", "on_read_and_write"}
 	ttlVisibilities     = []string{"never_return_expired", "return_expired_if_not_cleaned_up"}
@@ -41,7 +42,7 @@ var enums = map[reflect.Type]map[string][]string{
 	reflect.TypeFor[Sink]():         {"partition": partitions},
 	reflect.TypeFor[Window]():       {"type": windowTypes},
 	reflect.TypeFor[Trigger]():      {"type": triggerTypes},
-	reflect.TypeFor[Evictor]():      {"type": evictorTypes},
+	reflect.TypeFor[Evictor]():      {"type": evictorTypes, "when": evictorWhens},
 	reflect.TypeFor[PrintSink]():    {"format": printFormats},
 	reflect.TypeFor[Aggregate]():    {"builtin": builtinAggregates},
 	reflect.TypeFor[StateTTL]():     {"update_type": ttlUpdateTypes, "visibility": ttlVisibilities},

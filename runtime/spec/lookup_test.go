@@ -56,6 +56,7 @@ func TestLookupAndTestStreamSpecs(t *testing.T) {
 		{"two in a step", stream("{watermark: 1, advance_processing_time: 1s}"), "sources[0].test_stream.steps[0]", "set only one of"},
 		{"watermark back", stream("{watermark: 5}, {watermark: 4}"), "sources[0].test_stream.steps[1].watermark", "goes back from 5 to 4"},
 		{"negative time", stream("{advance_processing_time: -1s}"), "sources[0].test_stream.steps[0].advance_processing_time", "must be positive"},
+		{"time finer than a millisecond", stream("{advance_processing_time: 1500us}"), "sources[0].test_stream.steps[0].advance_processing_time", "must be whole milliseconds, got 1.5ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -173,6 +173,7 @@ func TestSchemaEnumsAreTheValidators(t *testing.T) {
 		{Window{}, "type", op("key_by: {field: k}, window: {type: x}, aggregate: {builtin: count}"), "operators[0].window.type"},
 		{Evictor{}, "type", op("key_by: {field: k}, window: {type: tumbling, size: 1m, evictor: {type: x}}, process_window: {module: " + modA + ", function: f}"), "operators[0].window.evictor.type"},
 		{Trigger{}, "type", op("key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: x}}, aggregate: {builtin: count}"), "operators[0].window.trigger.type"},
+		{Evictor{}, "when", op("key_by: {field: k}, window: {type: tumbling, size: 1m, evictor: {type: custom, module: " + modA + ", function: e, when: x}}, process_window: {module: " + modA + ", function: f}"), "operators[0].window.evictor.when"},
 		{Aggregate{}, "builtin", op("key_by: {field: k}, window: {type: tumbling, size: 1m}, aggregate: {builtin: x}"), "operators[0].aggregate.builtin"},
 		{StateTTL{}, "update_type", op("key_by: {field: k}, process: {module: " + modA + ", function: f}, state_ttl: [{state: s, ttl: 1s, update_type: x}]"), "operators[0].state_ttl[0].update_type"},
 		{StateTTL{}, "visibility", op("key_by: {field: k}, process: {module: " + modA + ", function: f}, state_ttl: [{state: s, ttl: 1s, visibility: x}]"), "operators[0].state_ttl[0].visibility"},

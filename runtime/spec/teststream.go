@@ -1,6 +1,9 @@
 package spec
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // TestStream is a source that plays a fixed script of records, watermarks
 // and processing-time advances, in order and the same way on every run
@@ -17,8 +20,10 @@ type TestStep struct {
 	// Watermark emits a watermark (milliseconds since the epoch); it must
 	// not go back.
 	Watermark *int64 `json:"watermark,omitempty"`
-	// AdvanceProcessingTime moves the job's processing time forward and
-	// fires the processing-time timers and windows that fall due.
+	// AdvanceProcessingTime moves the job's processing time forward (it
+	// starts at 0 in a job that scripts it) and fires the processing-time
+	// timers and windows that fall due, in every task after the records
+	// before it.
 	AdvanceProcessingTime Duration `json:"advance_processing_time,omitzero"`
 }
 
@@ -62,8 +67,12 @@ func (v *validator) testStream(src string, s *Source) {
 			}
 			last = *s.Watermark
 		}
-		if s.AdvanceProcessingTime.Duration < 0 {
+		switch d := s.AdvanceProcessingTime.Duration; {
+		case d < 0:
 			v.fail(sp+".advance_processing_time", "must be positive, got %s", s.AdvanceProcessingTime)
+		case d%time.Millisecond != 0:
+			// Processing time is in milliseconds, as event time is.
+			v.fail(sp+".advance_processing_time", "must be whole milliseconds, got %s", s.AdvanceProcessingTime)
 		}
 	}
 }

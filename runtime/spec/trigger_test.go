@@ -24,6 +24,9 @@ func TestTriggersParse(t *testing.T) {
 		{"", "key_by: {field: k}, window: {type: global, trigger: {type: count, count: 100, purge: true}}, aggregate: {builtin: avg, field: n}"},
 		{"", "window_all: {type: global, trigger: {type: continuous_event_time, interval: 1m}}, aggregate: {builtin: count}"},
 		{"time: processing\n", "key_by: {field: k}, window: {type: global, trigger: {type: continuous_processing_time, interval: 10s}}, process_window: {module: " + modA + ", function: p}"},
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1m, trigger: {type: custom, module: " + modA + ", function: t}}, aggregate: {builtin: count}"},
+		{"", "key_by: {field: k}, window: {type: session, gap: 1m, trigger: {type: custom, module: " + modA + ", function: t, purge: true}}, process_window: {module: " + modA + ", function: p}"},
+		{"time: processing\n", "window_all: {type: global, trigger: {type: custom, module: " + modA + ", function: t}}, aggregate: {builtin: count}"},
 	} {
 		j := mustParse(t, windowOp(tc.settings, tc.fields))
 		w := j.Operators[0].Window
@@ -46,7 +49,15 @@ func TestTriggerProblems(t *testing.T) {
 		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: processing_time, interval: 1s}}, aggregate: {builtin: count}",
 			"operators[0].window.trigger.interval", "not used by a processing_time trigger"},
 		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: continuous, interval: 1s}}, aggregate: {builtin: count}",
-			"operators[0].window.trigger.type", `must be one of event_time, processing_time, count, continuous_event_time, continuous_processing_time; got "continuous"`},
+			"operators[0].window.trigger.type", `must be one of event_time, processing_time, count, continuous_event_time, continuous_processing_time, custom; got "continuous"`},
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: custom, function: t}}, aggregate: {builtin: count}",
+			"operators[0].window.trigger.module", "required"},
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: custom, module: " + modA + "}}, aggregate: {builtin: count}",
+			"operators[0].window.trigger.function", "required"},
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: count, count: 2, function: t}}, aggregate: {builtin: count}",
+			"operators[0].window.trigger.function", "not used by a count trigger"},
+		{"", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: custom, module: " + modA + ", function: t, count: 2}}, aggregate: {builtin: count}",
+			"operators[0].window.trigger.count", "not used by a custom trigger"},
 		{"", "key_by: {field: k}, window: {type: count, count: 2, trigger: {type: count, count: 2}}, aggregate: {builtin: count}",
 			"operators[0].window.trigger", "not used by a count window, which fires every count records (a count window is a global window with a count trigger)"},
 		{"time: processing\n", "window_all: {type: tumbling, size: 1s, trigger: {type: continuous_event_time, interval: 100ms}}, aggregate: {builtin: count}",
@@ -95,6 +106,10 @@ func TestEvictorsParse(t *testing.T) {
 			Evictor{Type: "delta", Threshold: 2.5, Field: "price", Before: true}},
 		{"window_all: {type: sliding, size: 1m, slide: 10s, evictor: {type: delta, threshold: 3, field: n, before: true}}, " + pw,
 			Evictor{Type: "delta", Threshold: 3, Field: "n", Before: true}},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1m, evictor: {type: custom, module: " + modA + ", function: e}}, " + pw,
+			Evictor{Type: "custom", Module: modA, Function: "e", Before: true}},
+		{"key_by: {field: k}, window: {type: session, gap: 1m, evictor: {type: custom, module: m@2, function: e, when: both}}, " + pw,
+			Evictor{Type: "custom", Module: "m@2", Function: "e", When: "both", Before: true}},
 	} {
 		j := mustParse(t, windowOp("", tc.fields))
 		w := j.Operators[0].Window
@@ -131,9 +146,33 @@ func TestEvictorProblems(t *testing.T) {
 			"operators[0].window.evictor.threshold", "want a finite number, got .inf"},
 		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: delta, threshold: two, field: n}}, " + pw,
 			"operators[0].window.evictor.threshold", "want a number, got a string"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: custom, module: " + modA + ", function: e, when: during}}, " + pw,
+			"operators[0].window.evictor.when", `must be one of before, after, both; got "during"`},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: custom, module: " + modA + "}}, " + pw,
+			"operators[0].window.evictor.function", "required"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: custom, function: e}}, " + pw,
+			"operators[0].window.evictor.module", "required"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: custom, module: " + modA + ", function: e, max: 3}}, " + pw,
+			"operators[0].window.evictor.max", "not used by a custom evictor"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: count, max: 3, when: after}}, " + pw,
+			"operators[0].window.evictor.when", "not used by a count evictor"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: custom, module: " + modA + ", function: e, before: false}}, " + pw,
+			"operators[0].window.evictor.before", "not used by a custom evictor: set when (before, after or both)"},
+		{"key_by: {field: k}, window: {type: tumbling, size: 1s, evictor: {type: custom, module: " + modA + ", function: e}}, aggregate: {module: " + modA + ", function: a}",
+			"operators[0].window.evictor", "needs the window's records, which only process_window keeps: aggregate folds them into an accumulator as they come"},
+		{"map: {module: " + modA + ", function: m}, window: {type: tumbling, size: 1s, evictor: {type: custom, module: " + modA + ", function: e}}",
+			"operators[0].window", "only aggregate, reduce and process_window use a window"},
 	} {
 		if got := problemAt(t, windowOp("", tc.fields), tc.path); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.path, got, tc.want)
 		}
+	}
+}
+
+// TestCustomTriggerOffWindow: a custom trigger needs a window operator.
+func TestCustomTriggerOffWindow(t *testing.T) {
+	spec := windowOp("", "key_by: {field: k}, window: {type: tumbling, size: 1s, trigger: {type: custom, module: "+modA+", function: t}}, process: {module: "+modA+", function: p}")
+	if got, want := problemAt(t, spec, "operators[0].window"), "only aggregate, reduce and process_window use a window"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

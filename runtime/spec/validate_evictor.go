@@ -8,9 +8,10 @@ import (
 // evictorFields are the fields each evictor type uses (before is every
 // evictor's).
 var evictorFields = map[string][]string{
-	"count": {"max"},
-	"time":  {"size"},
-	"delta": {"threshold", "field"},
+	"count":  {"max"},
+	"time":   {"size"},
+	"delta":  {"threshold", "field"},
+	"custom": {"module", "function", "when"},
 }
 
 // evictor checks the evictor of window w at path p: its fields, and that
@@ -31,6 +32,9 @@ func (v *validator) evictor(p string, w *Window) {
 		{"size", e.Size.Duration != 0},
 		{"threshold", e.Threshold != 0},
 		{"field", e.Field != ""},
+		{"module", e.Module != ""},
+		{"function", e.Function != ""},
+		{"when", e.When != ""},
 	} {
 		if f.set && !slices.Contains(uses, f.name) {
 			v.fail(p+"."+f.name, "not used by a %s evictor", e.Type)
@@ -51,6 +55,14 @@ func (v *validator) evictor(p string, w *Window) {
 		}
 		if e.Field == "" {
 			v.fail(p+".field", "required by a delta evictor: the JSON number field the delta is taken of")
+		}
+	case "custom":
+		v.function(p, e.Module, e.Function)
+		if e.When != "" {
+			v.oneOf(p+".when", e.When, evictorWhens...)
+		}
+		if !e.Before {
+			v.fail(p+".before", "not used by a custom evictor: set when (before, after or both)")
 		}
 	}
 	if w.Type == "count" {

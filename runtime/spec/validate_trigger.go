@@ -12,6 +12,7 @@ var triggerFields = map[string][]string{
 	"count":                      {"count"},
 	"continuous_event_time":      {"interval"},
 	"continuous_processing_time": {"interval"},
+	"custom":                     {"module", "function"},
 }
 
 // eventTimeTrigger reports whether a trigger type fires on watermarks.
@@ -35,6 +36,8 @@ func (v *validator) trigger(p string, w *Window) {
 	}{
 		{"count", t.Count != 0},
 		{"interval", t.Interval.Duration != 0},
+		{"module", t.Module != ""},
+		{"function", t.Function != ""},
 	} {
 		if f.set && !slices.Contains(uses, f.name) {
 			v.fail(p+"."+f.name, "not used by a %s trigger", t.Type)
@@ -49,6 +52,8 @@ func (v *validator) trigger(p string, w *Window) {
 		if t.Interval.Duration < time.Millisecond {
 			v.fail(p+".interval", "must be at least 1ms, got %s", t.Interval)
 		}
+	case "custom":
+		v.function(p, t.Module, t.Function)
 	}
 	switch {
 	case w.Type == "global" && (t.Type == "event_time" || t.Type == "processing_time"):

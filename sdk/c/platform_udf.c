@@ -8,9 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __wasm__
 #define EXPORT(name) __attribute__((export_name(name)))
 
 #define IMPORT(name) __attribute__((import_module("platform"), import_name(name)))
+#else
+/* A native build, for the test harness (platform_harness.c, which defines
+ * the imports), has no import or export names. */
+#define EXPORT(name)
+#define IMPORT(name)
+#endif
 
 IMPORT("log") void platform_log(int32_t level, const uint8_t *ptr, size_t len);
 IMPORT("enter") void platform_enter(uint32_t group);
@@ -59,14 +66,16 @@ enum kind {
 	KIND_PROCESS_BROADCAST,
 	KIND_LOOKUP_REQUEST,
 	KIND_LOOKUP_RESULT,
+	KIND_EVICTOR,
 };
 
 static const char *const kind_names[] = {"map", "filter", "flat_map", "key", "timestamp", "process", "on_timer",
 					 "aggregate", "reduce", "window_process", "session_gap", "join", "co_group",
-					 "watermark", "process_broadcast", "lookup_request", "lookup_result"};
+					 "watermark", "process_broadcast", "lookup_request", "lookup_result",
+					 "evictor"};
 
 enum { TAG_ACCUMULATOR = 6, TAG_WATERMARK = 7 };
-enum { OP_ADD = 1, OP_MERGE = 2, OP_RESULT = 3 };
+enum { OP_ADD = 1, OP_MERGE = 2, OP_RESULT = 3, OP_EVICT_BEFORE = 8, OP_EVICT_AFTER = 9 };
 
 /* Group flags of grouped frames. */
 enum { GROUP_WINDOW = 0x01, GROUP_ACC = 0x02, GROUP_ACC2 = 0x04, GROUP_TIMER = 0x08, GROUP_TWO_SIDED = 0x10 };
@@ -109,6 +118,7 @@ typedef struct function {
 		udf_watermark_fn watermark;
 		udf_async_request_fn lookup_request;
 		udf_async_result_fn lookup_result;
+		udf_evictor_fn evictor;
 	} fn;
 	/* with_state marks a window_process function with per-window state. */
 	bool with_state;
@@ -148,6 +158,9 @@ static struct {
 	size_t list_cap;
 	udf_entry *map_entries;
 	size_t map_entries_cap;
+	/* An evictor's keep bitmap of the window in progress. */
+	uint8_t *keep;
+	size_t keep_cap;
 	/* The accumulators of an aggregate call, aligned. */
 	void *acc, *acc2;
 	size_t acc_cap;
@@ -964,6 +977,35 @@ static int call_window_state(const function *f, uint32_t g, udf_bytes key, udf_w
 	return status;
 }
 
+void udf_evictor(const char *name, udf_evictor_fn fn) { add(name, KIND_EVICTOR, (function){.fn.evictor = fn}); }
+
+void udf_evict(udf_eviction *e, size_t i) {
+	if (i >= e->count) __builtin_trap();
+	e->keep[i / 8] &= (uint8_t)~(1u << (i % 8));
+}
+
+bool udf_evicted(const udf_eviction *e, size_t i) { return i < e->count && !(e->keep[i / 8] & (1u << (i % 8))); }
+
+/* run_evictor answers one window of an evictor call with its keep bitmap. */
+static int run_evictor(udf_evictor_fn f, uint8_t op, uint32_t g, const group_head *head, size_t n) {
+	if (op != OP_EVICT_BEFORE && op != OP_EVICT_AFTER) return udf_error("udf: evictor called with an unknown op");
+	size_t size = (n + 7) / 8;
+	if (size > m.keep_cap) {
+		m.keep_cap = 2 * size;
+		m.keep = grow(m.keep, m.keep_cap);
+	}
+	if (size) memset(m.keep, 0xff, size);
+	if (n % 8) m.keep[size - 1] = (uint8_t)((1u << (n % 8)) - 1);
+	udf_eviction e = {.key = head->key, .window = head->window, .watermark = m.ctx.watermark,
+			  .after = op == OP_EVICT_AFTER, .records = m.recs, .count = n, .keep = m.keep};
+	int status = f(&e);
+	if (status == UDF_OK) {
+		put_entry(TAG_ACCUMULATOR, g);
+		put_bytes(&m.out, (udf_bytes){m.keep, size});
+	}
+	return status;
+}
+
 /* run_window runs a window function (aggregate, reduce, window_process,
  * session_gap) or a two-sided one (join, co_group) over a grouped frame. */
 static void run_window(reader *r, const function *f) {
@@ -1002,6 +1044,9 @@ static void run_window(reader *r, const function *f) {
 			status = f->fn.window_process(head.key, head.window, m.recs, n);
 			m.flat_mapping = false;
 			break;
+		case KIND_EVICTOR:
+			status = run_evictor(f->fn.evictor, op, g, &head, n);
+			break;
 		case KIND_JOIN:
 		case KIND_CO_GROUP:
 			if (!(head.flags & GROUP_TWO_SIDED)) {
@@ -1039,7 +1084,16 @@ static void run_window(reader *r, const function *f) {
 	}
 }
 
+#ifndef __wasm__
+/* A native pointer does not fit in pack's 32 bits: a native build keeps the
+ * last region packed for the test harness (platform_harness.c). */
+udf_bytes udf_native_packed;
+#endif
+
 static uint64_t pack(const void *p, size_t len) {
+#ifndef __wasm__
+	udf_native_packed = (udf_bytes){p, len};
+#endif
 	return (uint64_t)(uintptr_t)p << 32 | (uint32_t)len;
 }
 
@@ -1190,7 +1244,7 @@ EXPORT("platform_call") uint64_t platform_call(uint32_t fn, const uint8_t *ptr, 
 		m.run_keyed(&r, f);
 		return pack(m.out.data, m.out.len);
 	}
-	if (f->kind >= KIND_AGGREGATE && f->kind <= KIND_CO_GROUP) {
+	if ((f->kind >= KIND_AGGREGATE && f->kind <= KIND_CO_GROUP) || f->kind == KIND_EVICTOR) {
 		run_window(&r, f);
 		return pack(m.out.data, m.out.len);
 	}

@@ -181,6 +181,27 @@ typedef int (*udf_session_gap_fn)(const udf_record *in, int64_t *gap);
 /* watermark: sets *emit to emit *watermark right after the record. */
 typedef int (*udf_watermark_fn)(const udf_record *in, bool *emit, int64_t *watermark);
 
+/* evictor (Flink's Evictor): a window that fires, before its window
+ * function or after it (after), with its key, bounds, records (in the order
+ * they were added) and the operator's watermark. Every record is kept
+ * unless the evictor calls udf_evict for it; what it evicts is gone from
+ * the window, for its later firings too. An error fails the window, which
+ * keeps its records. keep is the SDK's. */
+typedef struct udf_eviction {
+	udf_bytes key;
+	udf_window window;
+	int64_t watermark;
+	bool after;
+	const udf_record *records;
+	size_t count;
+	uint8_t *keep;
+} udf_eviction;
+typedef int (*udf_evictor_fn)(udf_eviction *e);
+/* Evicts record i of the window (i < count; past it traps). */
+void udf_evict(udf_eviction *e, size_t i);
+/* Reports whether record i has been evicted. */
+bool udf_evicted(const udf_eviction *e, size_t i);
+
 /* Async lookups (docs/ABI.md, Async lookups). A lookup_request function asks
  * for the input's lookups with udf_ask_kv and udf_ask_http and returns at
  * once; when they have all completed, the lookup_result function gets the
@@ -221,6 +242,7 @@ void udf_async_result(const char *name, udf_async_result_fn fn);
 void udf_process(const char *name, udf_process_fn fn);
 void udf_on_timer(const char *name, udf_on_timer_fn fn);
 void udf_process_broadcast(const char *name, udf_process_broadcast_fn fn);
+void udf_evictor(const char *name, udf_evictor_fn fn);
 
 /* Declare keyed states, from udf_register, with an optional TTL (a Go
  * duration such as "1h", or NULL); a job may override it. */

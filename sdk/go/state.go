@@ -39,6 +39,8 @@ type stateDecl struct {
 	ttl  time.Duration
 	// broadcast marks a broadcast state (broadcast.go).
 	broadcast bool
+	// retired marks a state kept for MigrateState (migrate.go).
+	retired bool
 	// ttlMillis is the TTL the native harness applies.
 	ttlMillis int64
 }
@@ -78,6 +80,9 @@ func (g *registry) describeStates(b []byte) []byte {
 		}
 		if d.broadcast {
 			b = append(b, `,"broadcast":true`...)
+		}
+		if d.retired {
+			b = append(b, `,"retired":true`...)
 		}
 		b = append(b, '}')
 	}

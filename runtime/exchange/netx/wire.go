@@ -42,6 +42,7 @@ const (
 	tagIdle
 	tagBarrier
 	tagEnd
+	tagProcessingTime
 )
 
 // appendParcel encodes p as the message of sequence number seq.
@@ -143,6 +144,9 @@ func appendEvent(dst []byte, ev exchange.Event) ([]byte, error) {
 		return append(dst, e.Kind...), nil
 	case exchange.EndOfPartition:
 		return append(dst, tagEnd), nil
+	case exchange.ProcessingTime:
+		dst = append(dst, tagProcessingTime)
+		return binary.BigEndian.AppendUint64(dst, uint64(e.Time)), nil
 	}
 	return dst, fmt.Errorf("netx: cannot send event %T", ev)
 }
@@ -178,6 +182,11 @@ func decodeEvent(b []byte) (exchange.Event, error) {
 			return bad()
 		}
 		return exchange.EndOfPartition{}, nil
+	case tagProcessingTime:
+		if len(b) != 9 {
+			return bad()
+		}
+		return exchange.ProcessingTime{Time: int64(binary.BigEndian.Uint64(b[1:]))}, nil
 	}
 	return nil, fmt.Errorf("%w: event of unknown tag %d", exchange.ErrProtocol, b[0])
 }

@@ -23,6 +23,7 @@ func TestWireRoundTrip(t *testing.T) {
 		{Kind: exchange.KindEvent, Event: exchange.Barrier{Barrier: checkpoint.Barrier{ID: 42, Kind: checkpoint.KindSavepoint, Stop: true}}},
 		{Kind: exchange.KindEvent, Event: exchange.Barrier{Barrier: checkpoint.Barrier{ID: 43, Kind: checkpoint.KindCheckpoint}}, Overtakes: true},
 		{Kind: exchange.KindEvent, Event: exchange.EndOfPartition{}},
+		{Kind: exchange.KindEvent, Event: exchange.ProcessingTime{Time: 1 << 41}},
 		{Kind: exchange.KindBacklog, Backlog: 17},
 	} {
 		t.Run(fmt.Sprintf("%d %v", p.Kind, p.Event), func(t *testing.T) {

@@ -60,6 +60,8 @@ type Operator struct {
 	// inputs the records of out answer.
 	tracer operator.Tracer
 	inputs []*abi.Record
+	// migration converts retired states after a restore; nil without.
+	migration *migration
 }
 
 // failedInput is an input (record or timer) the function failed, with its

@@ -59,5 +59,5 @@ func (op *Operator) Restore(ctx context.Context, srcs []io.Reader, _ int, _ stat
 	for _, t := range timers {
 		op.timers.Register(abi.TimeDomain(t.Domain), t.Timestamp, t.Key, t.Namespace)
 	}
-	return nil
+	return op.migrate(ctx)
 }

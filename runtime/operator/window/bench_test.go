@@ -105,3 +105,21 @@ func BenchmarkWindowTriggers(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) { windowBench(b, tt.plan, 100_000, 100, nil) })
 	}
 }
+
+// Custom triggers (udftrigger.go) with the built-in count over 100,000
+// keys and 10 s tumbling windows, as BenchmarkWindowTriggers: the early
+// trigger of udfs/trigger in Go and in Rust, which answers every record
+// and fires each window at its end (no record is urgent), against the
+// built-in event_time trigger there.
+func BenchmarkWindowCustomTrigger(b *testing.B) {
+	for _, module := range triggerModules {
+		b.Run(module, func(b *testing.B) {
+			wp := plan.Window{Type: plan.WindowTumbling, Size: 10_000, Slide: 10_000, Builtin: builtinCount, Trigger: &plan.Trigger{Type: plan.TriggerCustom}}
+			gc := optest.GroupCall(b, optest.Module(b, module), "early")
+			windowBench(b, wp, 100_000, 100, func(w *Operator, out *operator.Out, policy *operator.ErrorPolicy) windowFunc {
+				w.trig.udf = &udfTrigger{call: &gc, maxGroups: 1024}
+				return &builtinFunc{name: wp.Builtin, field: wp.Field, policy: policy, out: out}
+			})
+		})
+	}
+}

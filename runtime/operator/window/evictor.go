@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
 	"wasmstream.io/platform/runtime/plan"
 )
@@ -32,6 +33,8 @@ const (
 	evictCount evictorKind = iota
 	evictTime
 	evictDelta
+	// evictCustom is a custom evictor, whose function is custom.
+	evictCustom
 )
 
 // evictor is a window operator's evictor, with its scratch.
@@ -41,6 +44,15 @@ type evictor struct {
 	threshold float64
 	field     string
 	after     bool
+	// both runs the evictor before and after the window function; custom
+	// is a custom evictor's function (evictor_udf.go), nil for a built-in.
+	both   bool
+	custom *operator.GroupRunner
+
+	// A custom evictor's answers of one run, and the firings it skips.
+	bitmaps []byte
+	answers []keepAnswer
+	skip    []bool
 
 	kept    []byte
 	scratch []byte
@@ -51,16 +63,27 @@ func newEvictor(e *plan.Evictor) *evictor {
 	if e == nil {
 		return nil
 	}
-	ev := &evictor{max: e.Max, size: e.Size, threshold: e.Threshold, field: e.Field, after: e.After}
+	ev := &evictor{max: e.Max, size: e.Size, threshold: e.Threshold, field: e.Field, after: e.After, both: e.Both}
 	switch e.Type {
 	case plan.EvictorTime:
 		ev.kind = evictTime
 	case plan.EvictorDelta:
 		ev.kind = evictDelta
+	case plan.EvictorCustom:
+		ev.kind = evictCustom
 	default:
 		ev.kind = evictCount
 	}
 	return ev
+}
+
+// runs reports whether the evictor runs at op: before the window function
+// (abi.OpEvictBefore) or after it (abi.OpEvictAfter).
+func (e *evictor) runs(op abi.Op) bool {
+	if e.both {
+		return true
+	}
+	return e.after == (op == abi.OpEvictAfter)
 }
 
 // errCorrupt is the error of window contents that do not decode.
@@ -143,28 +166,38 @@ func (e *evictor) evict(w *Operator, s *slot) error {
 		d = d[n:]
 	}
 	cutoff := operator.SubTime(latest, e.size)
+	return e.retain(w, s, func(i, ts int64) bool {
+		switch e.kind {
+		case evictCount:
+			return i >= count-e.max
+		case evictTime:
+			return ts > cutoff
+		default:
+			return math.Abs(e.values[i]-last) < e.threshold
+		}
+	})
+}
+
+// retain keeps the records of slot s for which keep (of the record's
+// position and timestamp) is true, and with global windows sets the slot's
+// bounds to those of the records kept.
+func (e *evictor) retain(w *Operator, s *slot, keep func(i, ts int64) bool) error {
 	e.kept = e.kept[:0]
 	var kept, i int64
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for d := s.data; len(d) > 0; i++ {
-		n, _, ts, _ := encodedRecord(d)
-		var keep bool
-		switch e.kind {
-		case evictCount:
-			keep = i >= count-e.max
-		case evictTime:
-			keep = ts > cutoff
-		case evictDelta:
-			keep = math.Abs(e.values[i]-last) < e.threshold
+		n, _, ts, err := encodedRecord(d)
+		if err != nil {
+			return err
 		}
-		if keep {
+		if keep(i, ts) {
 			e.kept = append(e.kept, d[:n]...)
 			kept++
 			lo, hi = min(lo, ts), max(hi, operator.AddTime(ts, 1))
 		}
 		d = d[n:]
 	}
-	if kept != count {
+	if kept != i {
 		w.store.setData(s, e.kept)
 		s.n = kept
 	}

@@ -30,8 +30,12 @@ type Config struct {
 	// function writes; nil without.
 	Sides *operator.SideOutputs
 	// Fn is the window function, nil for a built-in aggregate (or a join
-	// that emits pairs); GapFn gives dynamic session gaps.
-	Fn, GapFn *operator.GroupCall
+	// that emits pairs); GapFn gives dynamic session gaps; TriggerFn is a
+	// custom trigger's function (kind trigger), which a custom trigger
+	// needs.
+	Fn, GapFn, TriggerFn *operator.GroupCall
+	// EvictorFn is a custom evictor (kind evictor); nil without one.
+	EvictorFn *operator.GroupCall
 	// State is a window_process function's per-window State with the
 	// number of states its module declares; nil without State.
 	State  *state.Keyed
@@ -95,5 +99,11 @@ func New(cfg Config) *Operator {
 		w.fn = &udfAccFunc{reduce: wp.FnKind == abi.KindReduce, call: runner(wp.FnKind), store: w.store, out: out, policy: cfg.Policy, wm: &w.wm}
 	}
 	w.gapCall = cfg.GapFn
+	if w.trig != nil && w.trig.kind == trigCustom {
+		w.trig.udf = &udfTrigger{call: cfg.TriggerFn, maxGroups: max(cfg.BatchSize, 1)}
+	}
+	if w.evict != nil && cfg.EvictorFn != nil {
+		w.evict.custom = &operator.GroupRunner{Kind: abi.KindEvictor, MaxGroups: cfg.BatchSize, Policy: cfg.Policy, Out: out, Call: *cfg.EvictorFn, Clock: w.clock}
+	}
 	return w
 }

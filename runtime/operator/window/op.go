@@ -594,6 +594,12 @@ func (w *Operator) Close(ctx context.Context) error {
 	if w.gapCall != nil {
 		errs = append(errs, w.gapCall.Guest.Close(ctx))
 	}
+	if w.trig != nil && w.trig.udf != nil {
+		errs = append(errs, w.trig.udf.call.Guest.Close(ctx))
+	}
+	if w.evict != nil && w.evict.custom != nil {
+		errs = append(errs, w.evict.custom.Call.Guest.Close(ctx))
+	}
 	if w.late != nil {
 		errs = append(errs, w.late.Close(ctx))
 	}

@@ -19,12 +19,12 @@ import (
 
 // A window operator's snapshot, little-endian:
 //
-//	"WSWN" | u8 version 3 | i64 watermark | i64 last tick | u8 triggered
+//	"WSWN" | u8 version 4 | i64 watermark | i64 last tick | u8 triggered
 //	| u32 key count | key* | u32 timer count | timer*
 //	| u8 state (1: a keyed state snapshot follows, to the end)
 //	key:   bytes key | i64 fired | i64 arrived | u32 slot count | slot*
 //	slot:  i64 start | i64 end | i64 n | i64 acc count | f64 sum | f64 min | f64 max | u8 has | bytes data
-//	       | i64 trigger state | u8 has fire time
+//	       | i64 trigger state | u8 has fire time | bytes custom trigger state
 //	timer: u8 domain | i64 timestamp | bytes key | bytes namespace
 //
 // where bytes is u32 length | bytes. With the default trigger (triggered
@@ -36,13 +36,14 @@ import (
 // state snapshot (state.Snapshot) holds a window_process function's
 // per-window state with the timers that clear it. Version 2 has no
 // triggered byte, trigger state or timers (its windows are the default
-// trigger's), version 1 no state byte either.
+// trigger's), version 1 no state byte either; version 3 has no custom
+// trigger state.
 // BlobKind is the kind of a window operator's snapshot blobs.
 const BlobKind = "window"
 
 const (
 	windowMagic   = "WSWN"
-	windowVersion = 3
+	windowVersion = 4
 )
 
 // StateKind is the kind of a window operator's snapshot blobs.
@@ -99,6 +100,7 @@ func (w *Operator) encode() []byte {
 			b = snapenc.AppendBytes(append(b, boolByte(s.has)), s.data)
 			b = binary.LittleEndian.AppendUint64(b, uint64(s.tstate))
 			b = append(b, boolByte(s.hasFire))
+			b = snapenc.AppendBytes(b, s.tdata)
 		}
 	}
 	return w.appendTimers(b)
@@ -182,8 +184,12 @@ func (w *Operator) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 				has, data := d.U8() == 1, d.Bytes()
 				var tstate int64
 				var hasFire bool
+				var tdata []byte
 				if d.Version >= 3 {
 					tstate, hasFire = d.I64(), d.U8() == 1
+				}
+				if d.Version >= 4 {
+					tdata = d.Bytes()
 				}
 				if !keep || d.Err != nil {
 					continue
@@ -194,6 +200,9 @@ func (w *Operator) Restore(ctx context.Context, srcs []io.Reader, maxP int, rng 
 					w.store.setData(s, data)
 				}
 				s.has, s.tstate, s.hasFire = has, tstate, hasFire
+				if len(tdata) > 0 {
+					w.store.setTriggerState(s, tdata)
+				}
 				ks.insert(s)
 				switch {
 				case w.trig != nil:

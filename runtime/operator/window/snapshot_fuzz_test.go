@@ -29,6 +29,11 @@ func FuzzWindowSnapshot(f *testing.F) {
 				f.Fatal(err)
 			}
 		}
+		if w.trig != nil {
+			// A custom trigger's state, as version 4 keeps it.
+			ks := w.store.key([]byte("a"), false)
+			w.store.setTriggerState(ks.slots[0], []byte("custom state"))
+		}
 		seed := append(w.encode(), 0)
 		f.Add(uint8(0), seed)
 		f.Add(uint8(1), seed)

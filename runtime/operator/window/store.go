@@ -47,8 +47,10 @@ type slot struct {
 	// none).
 	timerEnd int64
 	// tstate is the state of a triggered window's trigger: a count
-	// trigger's count, or a continuous trigger's next fire time.
+	// trigger's count, or a continuous trigger's next fire time; tdata a
+	// custom trigger's (udftrigger.go).
 	tstate int64
+	tdata  []byte
 }
 
 // keyState is one key's window contents: its slots ordered by start.
@@ -111,6 +113,9 @@ type windowContents interface {
 	freeSlot(s *slot)
 	// setData replaces a slot's data with a copy of b; appendData appends.
 	setData(s *slot, b []byte)
+	// setTriggerState replaces a slot's custom trigger state with a copy
+	// of b.
+	setTriggerState(s *slot, b []byte)
 	appendData(s *slot, b ...[]byte)
 	// keys is the number of keys; used is the bytes held.
 	keys() int
@@ -168,15 +173,20 @@ func (w *windowStore) newSlot(start, end int64) *slot {
 }
 
 func (w *windowStore) freeSlot(s *slot) {
-	w.bytes -= slotOverhead + int64(len(s.data))
+	w.bytes -= slotOverhead + int64(len(s.data)) + int64(len(s.tdata))
 	clear(s.pending)
-	*s = slot{data: s.data[:0], pending: s.pending[:0]}
+	*s = slot{data: s.data[:0], pending: s.pending[:0], tdata: s.tdata[:0]}
 	w.freeSlots = append(w.freeSlots, s)
 }
 
 func (w *windowStore) setData(s *slot, b []byte) {
 	w.bytes += int64(len(b) - len(s.data))
 	s.data = append(s.data[:0], b...)
+}
+
+func (w *windowStore) setTriggerState(s *slot, b []byte) {
+	w.bytes += int64(len(b) - len(s.tdata))
+	s.tdata = append(s.tdata[:0], b...)
 }
 
 func (w *windowStore) appendData(s *slot, bs ...[]byte) {

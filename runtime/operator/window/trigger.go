@@ -36,6 +36,9 @@ const (
 	trigCount
 	trigContinuousEventTime
 	trigContinuousProcessingTime
+	// trigCustom is a custom trigger's function (udftrigger.go), which
+	// the operator calls itself: the methods here do nothing for it.
+	trigCustom
 )
 
 // trigger is a window operator's trigger.
@@ -44,6 +47,8 @@ type trigger struct {
 	count    int64
 	interval int64
 	purge    bool
+	// udf runs a custom trigger.
+	udf *udfTrigger
 }
 
 // newTrigger is the trigger of a window plan: t, or the default one of the
@@ -65,6 +70,8 @@ func newTrigger(t *plan.Trigger, processing bool) *trigger {
 		tr.kind = trigContinuousEventTime
 	case plan.TriggerContinuousProcessingTime:
 		tr.kind = trigContinuousProcessingTime
+	case plan.TriggerCustom:
+		tr.kind = trigCustom
 	default:
 		tr.kind = trigEventTime
 	}
@@ -217,7 +224,7 @@ func (t *trigger) mergeState(s, from *slot) {
 }
 
 // stateless reports whether window s keeps no trigger state.
-func (t *trigger) stateless(s *slot) bool { return s.tstate == 0 && !s.hasFire }
+func (t *trigger) stateless(s *slot) bool { return s.tstate == 0 && !s.hasFire && len(s.tdata) == 0 }
 
 // addTime is a + b capped at the ends of int64 (b > 0).
 func addTime(a, b int64) int64 {

@@ -197,6 +197,14 @@ func (w *Operator) addToGlobal(ctx context.Context, rec *abi.Record) error {
 func (w *Operator) windowToAdd(ctx context.Context, key []byte, start, end int64) (*keyState, *slot, error) {
 	ks := w.store.key(key, true)
 	s := w.windowSlot(ks, start, end)
+	if s != nil && s.mark&markTrigQueued != 0 {
+		// The custom trigger answers the window's earlier record first.
+		if err := w.runElements(ctx); err != nil {
+			return nil, nil, err
+		}
+		ks = w.store.key(key, true)
+		s = w.windowSlot(ks, start, end)
+	}
 	if s != nil && s.mark&markFiring != 0 {
 		if err := w.flushFirings(ctx); err != nil {
 			return nil, nil, err
@@ -215,6 +223,11 @@ func (w *Operator) windowToAdd(ctx context.Context, key []byte, start, end int64
 // up in, merging the sessions it reaches; lateness is decided on the
 // merged session, as for the default trigger.
 func (w *Operator) addToSession(ctx context.Context, rec *abi.Record, now, gap int64) error {
+	// Merging changes windows the custom trigger may not have answered
+	// for yet.
+	if err := w.runElements(ctx); err != nil {
+		return err
+	}
 	t := w.timeOf(rec, now)
 	start, end := t, operator.AddTime(t, gap)
 	key := w.keyOf(rec)
@@ -271,17 +284,23 @@ func (w *Operator) mergeSessions(ctx context.Context, ks *keyState, start, end i
 	}
 	into := w.overlap[0]
 	from := w.overlap[1:]
-	merged := slot{tstate: into.tstate, hasFire: into.hasFire}
-	for _, s := range from {
-		w.trig.mergeState(&merged, s)
+	if w.trig.udf != nil {
+		if err := w.udfMerge(ctx, ks, into, from, min(into.start, start), end); err != nil {
+			return nil, err
+		}
+	} else {
+		merged := slot{tstate: into.tstate, hasFire: into.hasFire}
+		for _, s := range from {
+			w.trig.mergeState(&merged, s)
+		}
+		for _, s := range w.overlap {
+			w.trig.clear(w, ks, s)
+			w.cleanupTimer(false, ks, s)
+		}
+		into.start, into.end = min(into.start, start), end
+		into.tstate, into.hasFire = merged.tstate, merged.hasFire
+		w.trig.onMerge(w, ks, into)
 	}
-	for _, s := range w.overlap {
-		w.trig.clear(w, ks, s)
-		w.cleanupTimer(false, ks, s)
-	}
-	into.start, into.end = min(into.start, start), end
-	into.tstate, into.hasFire = merged.tstate, merged.hasFire
-	w.trig.onMerge(w, ks, into)
 	if len(from) > 0 {
 		w.merges = append(w.merges[:0], slotMerge{key: ks.key, into: into, from: from})
 		err := w.fn.merge(ctx, w.merges)
@@ -330,10 +349,13 @@ func (w *Operator) addTriggered(ctx context.Context, ks *keyState, s *slot, rec 
 			s.start, s.end = min(s.start, rec.Timestamp), max(s.end, end)
 		}
 	}
+	w.cleanupTimer(true, ks, s)
+	if w.trig.udf != nil {
+		return w.queueElement(ctx, ks, s, rec)
+	}
 	if w.trig.onElement(w, ks, s, rec.Timestamp) {
 		w.collect(ks, s)
 	}
-	w.cleanupTimer(true, ks, s)
 	return nil
 }
 
@@ -360,6 +382,9 @@ func (w *Operator) dropTriggered(ks *keyState, s *slot) {
 // flushFirings emits the collected firings, purges the windows that fired
 // purging, and releases the dropped ones (and keys left without windows).
 func (w *Operator) flushFirings(ctx context.Context) error {
+	if err := w.runElements(ctx); err != nil {
+		return err
+	}
 	if len(w.fs) == 0 && len(w.drops) == 0 {
 		return nil
 	}
@@ -367,13 +392,13 @@ func (w *Operator) flushFirings(ctx context.Context) error {
 		if err := w.fn.flush(ctx); err != nil {
 			return err
 		}
-		if err := w.evictFirings(w.evict != nil && !w.evict.after); err != nil {
+		if err := w.evictFirings(ctx, abi.OpEvictBefore); err != nil {
 			return err
 		}
 		if err := w.fn.fire(ctx, w.fs); err != nil {
 			return err
 		}
-		if err := w.evictFirings(w.evict != nil && w.evict.after); err != nil {
+		if err := w.evictFirings(ctx, abi.OpEvictAfter); err != nil {
 			return err
 		}
 		for _, t := range w.firedSlots {
@@ -381,11 +406,7 @@ func (w *Operator) flushFirings(ctx context.Context) error {
 			purge := s.mark&markPurge != 0
 			s.mark &^= markFiring | markPurge
 			if purge && s.mark&markDropped == 0 {
-				w.store.setData(s, nil)
-				s.n, s.agg, s.has = 0, builtinAcc{}, false
-				if w.trig.stateless(s) {
-					w.dropTriggered(t.ks, s)
-				}
+				w.purge(t.ks, s)
 			}
 		}
 		clear(w.fs)
@@ -403,11 +424,17 @@ func (w *Operator) flushFirings(ctx context.Context) error {
 	return nil
 }
 
-// evictFirings runs the evictor, when now, on the windows that fire; a
-// global window then reports the bounds of the records it keeps.
-func (w *Operator) evictFirings(now bool) error {
-	if !now {
+// evictFirings runs the evictor, when it runs at op, on the windows that
+// fire; a global window then reports the bounds of the records it keeps.
+func (w *Operator) evictFirings(ctx context.Context, op abi.Op) error {
+	if w.evict == nil || !w.evict.runs(op) {
 		return nil
+	}
+	if w.evict.kind == evictCustom {
+		if w.evict.custom == nil {
+			return fmt.Errorf("operator[%s]: a custom evictor without its function", w.vertex)
+		}
+		return w.evict.runCustom(ctx, w, op)
 	}
 	for i := range w.fs {
 		f := &w.fs[i]
@@ -464,10 +491,23 @@ func (w *Operator) triggerTimer(tm watermark.Timer) error {
 	if s == nil {
 		return nil
 	}
-	if w.trig.onTimer(w, ks, s, w.timerDomain, tm.Timestamp) && s.n > 0 {
+	if w.trig.udf != nil {
+		if err := w.udfTimer(w.timerCtx, ks, s, w.timerDomain, tm.Timestamp); err != nil {
+			return err
+		}
+		if s.mark&markDropped != 0 {
+			// A purge dropped the window.
+			return nil
+		}
+	} else if w.trig.onTimer(w, ks, s, w.timerDomain, tm.Timestamp) && s.n > 0 {
 		w.collect(ks, s)
 	}
 	if w.isCleanup(s, w.timerDomain, tm.Timestamp) {
+		if w.trig.udf != nil {
+			if err := w.udfClear(w.timerCtx, ks, s); err != nil {
+				return err
+			}
+		}
 		w.trig.clear(w, ks, s)
 		w.dropTriggered(ks, s)
 	}

@@ -15,6 +15,8 @@ const TAG_WATERMARK: u8 = 7;
 const OP_ADD: u8 = 1;
 const OP_MERGE: u8 = 2;
 const OP_RESULT: u8 = 3;
+const OP_EVICT_BEFORE: u8 = 8;
+const OP_EVICT_AFTER: u8 = 9;
 const HAS_KEY: u8 = 1;
 const HAS_TIMESTAMP: u8 = 2;
 const HAS_HEADERS: u8 = 4;
@@ -42,6 +44,7 @@ class Fn {
   watermark: ((r: Record) => i64) | null = null;
   lookupRequest: ((r: Record, ask: Lookups) => void) | null = null;
   lookupResult: ((r: Record, results: LookupResult[], out: Emitter) => void) | null = null;
+  evictor: ((e: Eviction) => void) | null = null;
 
   constructor(public name: string, public kind: string) {}
 }
@@ -125,6 +128,59 @@ export class Emitter {
  * timestamp < end; its results are stamped end - 1. */
 export class Window {
   constructor(public start: i64, public end: i64) {}
+}
+
+/** A window an evictor is asked about (Flink's Evictor): its key, bounds
+ * and records (in the order they were added), the operator's watermark,
+ * and whether the evictor runs after the window function (else before).
+ * Records are kept unless the evictor calls evict. */
+export class Eviction {
+  key: Uint8Array = new Uint8Array(0);
+  window: Window = new Window(0, 0);
+  records: Record[] = [];
+  watermark: i64 = 0;
+  after: bool = false;
+  /** The keep bitmap the SDK answers: bit i % 8 of byte i / 8 keeps
+   * record i. */
+  keep: Uint8Array = new Uint8Array(0);
+
+  /** Removes record i from the window (i < records.length; past it
+   * aborts). */
+  evict(i: i32): void {
+    if (i < 0 || i >= this.records.length) unreachable();
+    this.keep[i >> 3] = <u8>(<i32>this.keep[i >> 3] & ~(1 << (i & 7)));
+  }
+
+  /** Reports whether record i has been evicted. */
+  evicted(i: i32): bool {
+    return (<i32>this.keep[i >> 3] & (1 << (i & 7))) == 0;
+  }
+}
+
+/** The Eviction of every evictor call, reused from window to window. */
+const eviction = new Eviction();
+
+/** Runs an evictor over the window of group g: answers its keep bitmap
+ * unless it failed. */
+function runEvictor(f: (e: Eviction) => void, op: u8, g: u32, key: Uint8Array, w: Window, records: Record[]): void {
+  if (op != OP_EVICT_BEFORE && op != OP_EVICT_AFTER) {
+    fail("udf: evictor called with an unknown op");
+    return;
+  }
+  const n = records.length;
+  const keep = new Uint8Array((n + 7) >> 3);
+  keep.fill(0xff);
+  const rest: i32 = n & 7;
+  const last: i32 = (1 << rest) - 1;
+  if (rest) keep[keep.length - 1] = <u8>last;
+  eviction.key = key;
+  eviction.window = w;
+  eviction.records = records;
+  eviction.watermark = context.watermark;
+  eviction.after = op == OP_EVICT_AFTER;
+  eviction.keep = keep;
+  f(eviction);
+  if (!failure) putAccumulator(g, keep);
 }
 
 /** An incremental window aggregate over accumulator bytes, which the
@@ -649,6 +705,8 @@ function callWindow(f: Fn, frame: ArrayBuffer, ptr: usize): void {
       p(key, w, group, emitter);
       emitter.base = record;
       written = emitter.count;
+    } else if (f.evictor) {
+      runEvictor(f.evictor!, op, g, key, w, group);
     } else if (f.windowState) {
       const run = windowStateRunner!;
       written = run(f, g, key, w, base);
@@ -739,7 +797,7 @@ export function call(fn: u32, frame: ArrayBuffer, ptr: usize, len: usize): void 
     run(f, frame, ptr);
     return;
   }
-  if (f.aggregate || f.reduce || f.windowProcess || f.windowState || f.sessionGap || f.join || f.coGroup) {
+  if (f.aggregate || f.reduce || f.windowProcess || f.windowState || f.sessionGap || f.join || f.coGroup || f.evictor) {
     callWindow(f, frame, ptr);
     return;
   }

@@ -13,14 +13,14 @@
 // fail() fails one record (or group); an abort or a trap fails the whole
 // call.
 
-import { AggregateFns, Emitter, LookupResult, Lookups, Window, enableKeyed, enableWindowState, fail, register } from "./call";
+import { AggregateFns, Emitter, Eviction, LookupResult, Lookups, Window, enableKeyed, enableWindowState, fail, register } from "./call";
 import { Context, ListState, MapState, NO_WATERMARK, TimeDomain, Timer, ValueState } from "./keyed";
 import { BroadcastState } from "./broadcast";
 import { formatFloat } from "./float";
 import { Header, Output, Record, bytes } from "./record";
 import { JsonKind, JsonPath, JsonReader, JsonWriter } from "./json";
 
-export { AggregateFns, BroadcastState, Context, Emitter, LookupResult, Lookups, Window, Header, JsonKind, JsonPath, JsonReader, JsonWriter, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
+export { AggregateFns, BroadcastState, Context, Emitter, Eviction, LookupResult, Lookups, Window, Header, JsonKind, JsonPath, JsonReader, JsonWriter, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
 
 /** Registers a map function: exactly one output per input record. */
 export function map(name: string, f: (r: Record) => Output): void {
@@ -120,6 +120,15 @@ export function coGroup(name: string, f: (key: Uint8Array, w: Window, left: Reco
  * timestamp plus the returned gap in milliseconds, positive. */
 export function sessionGap(name: string, f: (r: Record) => i64): void {
   register(name, "session_gap").sessionGap = f;
+}
+
+/** Registers a custom window evictor (Flink's Evictor): called for each
+ * window that fires, before its window function, after it or both (the job
+ * spec's evictor.when says), it calls e.evict(i) for each record to remove;
+ * what it evicts is gone from the window, for its later firings too.
+ * fail() fails the window, which keeps its records. */
+export function evictor(name: string, f: (e: Eviction) => void): void {
+  register(name, "evictor").evictor = f;
 }
 
 /** Registers a punctuated watermark function: for each record it returns a

@@ -19,13 +19,13 @@ pub struct BroadcastState {
 impl BroadcastState {
     /// Declares a broadcast state.
     pub const fn new(name: &'static str) -> Self {
-        BroadcastState { decl: StateDecl { name, kind: "map", ttl: None, broadcast: true } }
+        BroadcastState { decl: StateDecl { name, kind: "map", ttl: None, broadcast: true, retired: false } }
     }
 
     /// The map imports act on a broadcast state as on a map state of the
     /// same index, whatever the key.
     const fn map(&self) -> MapState {
-        MapState { decl: StateDecl { name: self.decl.name, kind: "map", ttl: None, broadcast: true } }
+        MapState { decl: StateDecl { name: self.decl.name, kind: "map", ttl: None, broadcast: true, retired: false } }
     }
 
     /// The value under a key, or None.

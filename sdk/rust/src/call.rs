@@ -2,7 +2,7 @@ use std::borrow::Cow;
 
 use crate::frame::{self, Reader, ALL_RECORDS, TAG_ERROR, TAG_KEEP, TAG_KEY, TAG_TIMESTAMP};
 use crate::join::{self, CoGroupFn, JoinFn};
-use crate::keyed::{Keyed, OnTimerFn, ProcessBroadcastFn, ProcessFn, Runner};
+use crate::keyed::{Keyed, MigrateFn, OnTimerFn, ProcessBroadcastFn, ProcessFn, Runner};
 use crate::lookup::{self, AsyncRequestFn, AsyncResultFn};
 use crate::state::StateDecl;
 use crate::window::{self, AggregateRunner, ReduceFn, SessionGapFn, WatermarkFn, WindowProcessFn};
@@ -41,6 +41,8 @@ pub enum Function {
     OnTimer(&'static str, OnTimerFn, Runner<OnTimerFn>),
     /// A `process_broadcast` function, and how the SDK runs it.
     ProcessBroadcast(&'static str, ProcessBroadcastFn, Runner<ProcessBroadcastFn>),
+    /// A `migrate_state` function, and how the SDK runs it.
+    MigrateState(&'static str, MigrateFn, Runner<MigrateFn>),
     /// An `aggregate`: how the SDK runs the [`Aggregate`](crate::Aggregate).
     Aggregate(&'static str, AggregateRunner),
     /// A `reduce` function.
@@ -58,6 +60,9 @@ pub enum Function {
     Join(&'static str, JoinFn),
     /// A `co_group` function.
     CoGroup(&'static str, CoGroupFn),
+    /// A custom window `trigger`: how the SDK runs the
+    /// [`Trigger`](crate::Trigger).
+    Trigger(&'static str, AggregateRunner),
     /// A `lookup_request` function: the first half of an async lookup.
     AsyncRequest(&'static str, AsyncRequestFn),
     /// A `lookup_result` function: the second half of an async lookup.
@@ -76,6 +81,7 @@ impl Function {
             | Function::Process(n, ..)
             | Function::OnTimer(n, ..)
             | Function::ProcessBroadcast(n, ..)
+            | Function::MigrateState(n, ..)
             | Function::Aggregate(n, _)
             | Function::Reduce(n, _)
             | Function::WindowProcess(n, _)
@@ -85,7 +91,8 @@ impl Function {
             | Function::Join(n, _)
             | Function::CoGroup(n, _)
             | Function::AsyncRequest(n, _)
-            | Function::AsyncResult(n, _) => n,
+            | Function::AsyncResult(n, _)
+            | Function::Trigger(n, _) => n,
         }
     }
 
@@ -100,6 +107,7 @@ impl Function {
             Function::Process(..) => "process",
             Function::OnTimer(..) => "on_timer",
             Function::ProcessBroadcast(..) => "process_broadcast",
+            Function::MigrateState(..) => "migrate_state",
             Function::Aggregate(..) => "aggregate",
             Function::Reduce(..) => "reduce",
             Function::WindowProcess(..) | Function::WindowProcessWithState(..) => "window_process",
@@ -108,6 +116,7 @@ impl Function {
             Function::Join(..) => "join",
             Function::CoGroup(..) => "co_group",
             Function::AsyncRequest(..) => "lookup_request",
+            Function::Trigger(..) => "trigger",
             Function::AsyncResult(..) => "lookup_result",
         }
     }
@@ -176,7 +185,8 @@ impl Caller {
             Some(Function::Process(_, p, run)) => (run.0)(&mut self.keyed, &mut self.out, states, *p, input),
             Some(Function::OnTimer(_, t, run)) => (run.0)(&mut self.keyed, &mut self.out, states, *t, input),
             Some(Function::ProcessBroadcast(_, p, run)) => (run.0)(&mut self.keyed, &mut self.out, states, *p, input),
-            Some(Function::Aggregate(_, run)) => run(&mut self.out, input),
+            Some(Function::MigrateState(_, m, run)) => (run.0)(&mut self.keyed, &mut self.out, states, *m, input),
+            Some(Function::Aggregate(_, run)) | Some(Function::Trigger(_, run)) => run(&mut self.out, input),
             Some(Function::Reduce(_, f)) => window::reduce(*f, &mut self.out, input),
             Some(Function::WindowProcess(_, f)) => window::window_process(*f, &mut self.out, input),
             Some(Function::WindowProcessWithState(_, f, run)) => (run.0)(&mut self.keyed, &mut self.out, states, *f, input),
@@ -284,6 +294,9 @@ pub(crate) fn describe(functions: &[Function], states: &[&StateDecl], out: &mut 
             }
             if s.broadcast {
                 out.extend_from_slice(br#","broadcast":true"#);
+            }
+            if s.retired {
+                out.extend_from_slice(br#","retired":true"#);
             }
             out.push(b'}');
         }

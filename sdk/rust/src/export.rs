@@ -3,7 +3,8 @@
 //! single-threaded and the host makes one call at a time, so the module's
 //! buffers live in one static.
 
-pub use crate::keyed::{ON_TIMER, PROCESS, PROCESS_BROADCAST, WINDOW_PROCESS_WITH_STATE};
+pub use crate::keyed::{MIGRATE_STATE, ON_TIMER, PROCESS, PROCESS_BROADCAST, WINDOW_PROCESS_WITH_STATE};
+pub use crate::trigger::trigger;
 pub use crate::window::aggregate;
 
 use crate::call::{self, Caller, Function};
@@ -76,11 +77,13 @@ pub fn call(functions: &[Function], states: &'static [&'static StateDecl], f: u3
 /// Lists a module's functions and states and generates its ABI exports.
 /// Each function is `"name" => kind(function)`, with kind one of `map`,
 /// `filter`, `flat_map`, `key`, `timestamp`, `process`, `on_timer`,
-/// `process_broadcast`,
+/// `process_broadcast`, `migrate_state`,
 /// `reduce`, `window_process`, `window_process_with_state`, `session_gap`,
 /// `watermark`, `join`, `co_group`, `async_request` and `async_result`, or
 /// `"name" => aggregate(Type)` for a
-/// type that implements [`Aggregate`](crate::Aggregate); names are unique
+/// type that implements [`Aggregate`](crate::Aggregate), or
+/// `"name" => trigger(Type)` for one that implements
+/// [`Trigger`](crate::Trigger); names are unique
 /// within a module. A module with keyed state (for `process`, `on_timer`
 /// and `window_process_with_state` functions) lists its state handles
 /// (statics) first, in `states: [...]`.
@@ -121,6 +124,13 @@ macro_rules! module {
             $crate::export::describe(PLATFORM_UDF_FUNCTIONS, $states)
         }
 
+        /// A native test harness over the module's functions and states.
+        #[cfg(not(target_arch = "wasm32"))]
+        #[allow(dead_code)]
+        fn platform_harness() -> $crate::Harness {
+            $crate::Harness::new(PLATFORM_UDF_FUNCTIONS, $states)
+        }
+
         #[no_mangle]
         pub extern "C" fn platform_call(function: u32, ptr: u32, len: u32) -> u64 {
             $crate::export::call(PLATFORM_UDF_FUNCTIONS, $states, function, ptr, len)
@@ -136,6 +146,9 @@ macro_rules! module {
     (@fn $name:literal, process_broadcast, $f:path) => {
         $crate::Function::ProcessBroadcast($name, $f, $crate::export::PROCESS_BROADCAST)
     };
+    (@fn $name:literal, migrate_state, $f:path) => {
+        $crate::Function::MigrateState($name, $f, $crate::export::MIGRATE_STATE)
+    };
     (@fn $name:literal, aggregate, $f:path) => { $crate::Function::Aggregate($name, $crate::export::aggregate::<$f>) };
     (@fn $name:literal, reduce, $f:path) => { $crate::Function::Reduce($name, $f) };
     (@fn $name:literal, window_process, $f:path) => { $crate::Function::WindowProcess($name, $f) };
@@ -148,4 +161,5 @@ macro_rules! module {
     (@fn $name:literal, co_group, $f:path) => { $crate::Function::CoGroup($name, $f) };
     (@fn $name:literal, async_request, $f:path) => { $crate::Function::AsyncRequest($name, $f) };
     (@fn $name:literal, async_result, $f:path) => { $crate::Function::AsyncResult($name, $f) };
+    (@fn $name:literal, trigger, $f:path) => { $crate::Function::Trigger($name, $crate::export::trigger::<$f>) };
 }

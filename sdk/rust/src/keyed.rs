@@ -1,7 +1,7 @@
 //! Keyed process functions: the context they see and the decoding of
 //! grouped frames for them (docs/ABI.md, Keyed process functions).
 
-use crate::frame::{self, Reader, GROUP_TIMER, GROUP_TWO_SIDED, TAG_ERROR};
+use crate::frame::{self, Group, Reader, GROUP_TIMER, GROUP_TWO_SIDED, TAG_ERROR};
 use crate::state::{host, StateDecl};
 use crate::window_state::{self, WindowStateFn};
 use crate::{Header, Output, Record, Result};
@@ -18,6 +18,11 @@ pub type ProcessBroadcastFn = for<'c, 'r, 'a> fn(&mut Context<'c>, &'r [Record<'
 /// The function that handles a process function's timers: one timer of one
 /// key at a time.
 pub type OnTimerFn = for<'c, 'k> fn(&mut Context<'c>, &'k [u8], Timer) -> Result<()>;
+/// A `migrate_state` function: after a restore, once for each key that
+/// holds a retired state, it reads the retired states and writes the new
+/// ones (docs/ABI.md, State migration). It emits nothing; an error fails
+/// the restore.
+pub type MigrateFn = for<'c, 'k> fn(&mut Context<'c>, &'k [u8]) -> Result<()>;
 
 /// The clock of a timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,6 +167,8 @@ pub const ON_TIMER: Runner<OnTimerFn> = Runner(Keyed::on_timer);
 #[doc(hidden)]
 pub const PROCESS_BROADCAST: Runner<ProcessBroadcastFn> = Runner(Keyed::process_broadcast);
 #[doc(hidden)]
+pub const MIGRATE_STATE: Runner<MigrateFn> = Runner(Keyed::migrate);
+#[doc(hidden)]
 pub const WINDOW_PROCESS_WITH_STATE: Runner<WindowStateFn> = Runner(window_state::window_process);
 
 /// Buffers reused by every keyed call.
@@ -257,20 +264,51 @@ impl Keyed {
         f: OnTimerFn,
         input: &[u8],
     ) -> std::result::Result<u32, String> {
+        self.record_less_groups(out, states, input, true, |ctx, group| {
+            let domain = if group.domain == 1 { TimeDomain::ProcessingTime } else { TimeDomain::EventTime };
+            f(ctx, group.key, Timer { timestamp: group.timer, domain })
+        })
+    }
+
+    /// Runs a migrate_state function over a grouped frame of keys without
+    /// records: an error answers its group.
+    pub(crate) fn migrate(
+        &mut self,
+        out: &mut Vec<u8>,
+        states: &'static [&'static StateDecl],
+        f: MigrateFn,
+        input: &[u8],
+    ) -> std::result::Result<u32, String> {
+        self.record_less_groups(out, states, input, false, |ctx, group| f(ctx, group.key))
+    }
+
+    /// Calls f once per group of a grouped frame whose groups answer by
+    /// group (on_timer: each a timer, which timers requires; migrate_state:
+    /// each a key), with the group's key entered; an error replaces what f
+    /// emitted for its group.
+    fn record_less_groups<F>(
+        &mut self,
+        out: &mut Vec<u8>,
+        states: &'static [&'static StateDecl],
+        input: &[u8],
+        timers: bool,
+        mut f: F,
+    ) -> std::result::Result<u32, String>
+    where
+        F: for<'c, 'g> FnMut(&mut Context<'c>, &Group<'g>) -> Result<()>,
+    {
         let mut r = Reader::new(input);
         let (watermark, processing_time, groups) = head(&mut r)?;
         let mut count = 0u32;
         for g in 0..groups {
             let group = r.group()?;
-            if group.flags & GROUP_TIMER == 0 {
+            if timers && group.flags & GROUP_TIMER == 0 {
                 return Err(format!("udf: on_timer group {} carries no timer", g));
             }
             for _ in 0..r.u32()? {
                 r.record()?;
             }
             skip_right(&mut r, group.flags)?;
-            let domain = if group.domain == 1 { TimeDomain::ProcessingTime } else { TimeDomain::EventTime };
-            let timer = Timer { timestamp: group.timer, domain };
             host::enter(g);
             let mark = out.len();
             let base = Record { key: group.key, value: &[], timestamp: group.timer, headers: Default::default() };
@@ -286,7 +324,7 @@ impl Keyed {
                 count: 0,
                 window: false,
             };
-            match f(&mut ctx, group.key, timer) {
+            match f(&mut ctx, &group) {
                 Ok(()) => count += ctx.count,
                 Err(e) => {
                     out.truncate(mark);

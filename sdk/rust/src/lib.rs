@@ -26,6 +26,10 @@
 mod broadcast;
 mod call;
 mod frame;
+#[cfg(not(target_arch = "wasm32"))]
+mod harness;
+#[cfg(not(target_arch = "wasm32"))]
+mod harness_state;
 pub mod json;
 mod join;
 mod keyed;
@@ -33,6 +37,7 @@ mod log;
 mod lookup;
 mod record;
 mod state;
+mod trigger;
 mod window;
 mod window_state;
 
@@ -41,11 +46,14 @@ pub mod export;
 
 pub use broadcast::BroadcastState;
 pub use call::{Emitter, Function};
-pub use keyed::{Context, ProcessBroadcastFn, TimeDomain, Timer, NO_WATERMARK};
+#[cfg(not(target_arch = "wasm32"))]
+pub use harness::{Harness, HarnessOutput, HarnessRecord, HarnessTimer};
+pub use keyed::{Context, MigrateFn, ProcessBroadcastFn, TimeDomain, Timer, NO_WATERMARK};
 pub use log::{log, Level};
 pub use lookup::{LookupResult, Lookups};
 pub use record::{Header, Headers, Output, Record};
 pub use state::{ListState, MapState, StateDecl, ValueState};
+pub use trigger::{Trigger, TriggerContext, TriggerResult, MAX_TRIGGER_STATE};
 pub use window::{Aggregate, Window};
 
 use std::fmt;

@@ -13,6 +13,9 @@ pub struct StateDecl {
     pub(crate) ttl: Option<&'static str>,
     /// A broadcast state (broadcast.rs).
     pub(crate) broadcast: bool,
+    /// A retired state, kept for the `migrate_state` function (docs/ABI.md,
+    /// State migration).
+    pub(crate) retired: bool,
 }
 
 macro_rules! handle {
@@ -27,13 +30,20 @@ macro_rules! handle {
         impl $name {
             /// Declares a state of this kind without a TTL.
             pub const fn new(name: &'static str) -> Self {
-                $name { decl: StateDecl { name, kind: $kind, ttl: None, broadcast: false } }
+                $name { decl: StateDecl { name, kind: $kind, ttl: None, broadcast: false, retired: false } }
             }
 
             /// Declares that entries expire `ttl` (a Go duration such as
             /// `"1h"`) after they were last written; a job may override it.
             pub const fn ttl(self, ttl: &'static str) -> Self {
-                $name { decl: StateDecl { name: self.decl.name, kind: $kind, ttl: Some(ttl), broadcast: false } }
+                $name { decl: StateDecl { name: self.decl.name, kind: $kind, ttl: Some(ttl), broadcast: false, retired: self.decl.retired } }
+            }
+
+            /// Declares a state of the module's version before, which this
+            /// version renamed or retyped: it is restored only for the
+            /// module's `migrate_state` function to convert, and cleared then.
+            pub const fn retired(self) -> Self {
+                $name { decl: StateDecl { name: self.decl.name, kind: $kind, ttl: self.decl.ttl, broadcast: false, retired: true } }
             }
 
             /// Removes the current key's state.
@@ -232,44 +242,7 @@ pub(crate) mod host {
     }
 }
 
-/// Outside WebAssembly there is no platform to hold state.
+/// Outside WebAssembly, the imports are the native test harness's
+/// stand-in for the platform (harness_state.rs).
 #[cfg(not(target_arch = "wasm32"))]
-#[allow(unused_variables)]
-pub(crate) mod host {
-    const NO_HOST: &str = "keyed state and timers exist only inside the platform";
-
-    pub(crate) fn enter(group: u32) {}
-    pub(crate) fn value_get(state: u32, buf: &mut [u8]) -> i32 {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn value_set(state: u32, v: &[u8]) {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn state_clear(state: u32) {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn list_append(state: u32, v: &[u8]) {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn list_get(state: u32, buf: &mut [u8]) -> i32 {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn map_get(state: u32, key: &[u8], buf: &mut [u8]) -> i32 {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn map_put(state: u32, key: &[u8], v: &[u8]) {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn map_remove(state: u32, key: &[u8]) {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn map_entries(state: u32, buf: &mut [u8]) -> i32 {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn timer_register(domain: u32, ts: i64) {
-        panic!("{}", NO_HOST)
-    }
-    pub(crate) fn timer_delete(domain: u32, ts: i64) {
-        panic!("{}", NO_HOST)
-    }
-}
+pub(crate) use crate::harness_state as host;
