@@ -35,6 +35,11 @@ type Assignment struct {
 	// Ends fixes each bounded source's end (by source id, then filter)
 	// for every worker that runs one of its subtasks.
 	Ends map[string]map[string]uint64 `json:"ends,omitempty"`
+	// Version is the version of the job the run runs, encoded by the
+	// leader's runtime: the other workers build their subtasks from it,
+	// since the job's registry record can name another version (the one
+	// before, while a new one is on probation).
+	Version json.RawMessage `json:"version"`
 	// Written is when the leader wrote it.
 	Written time.Time `json:"written"`
 	// Run is the entry's revision, filled in when read.

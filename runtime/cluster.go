@@ -75,9 +75,9 @@ func (c *clusterState) saw(id string, rec *jobRecord) {
 	c.records[id] = rec
 }
 
-// load is what this worker runs: its jobs and the slots they take (a job
-// takes as many slots as its widest vertex has subtasks, as with Flink's
-// slot sharing).
+// load is what this worker runs: its jobs and the slots they take here (a
+// job takes as many slots as its widest vertex has subtasks, as with
+// Flink's slot sharing, split between the workers its run is placed on).
 func (m *Manager) load() (jobs []string, used int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -86,7 +86,7 @@ func (m *Manager) load() (jobs []string, used int) {
 			continue
 		}
 		jobs = append(jobs, id)
-		used += j.slots()
+		used += j.slotsHere()
 	}
 	sort.Strings(jobs)
 	if m.cluster != nil {
@@ -102,6 +102,18 @@ func (j *job) slots() int {
 		n = max(n, v.Parallelism)
 	}
 	return n
+}
+
+// slotsHere are the slots the job takes on this worker, its leader: all of
+// them until its run is placed, then those its assignment placed here.
+func (j *job) slotsHere() int {
+	j.mu.Lock()
+	a := j.assignment
+	j.mu.Unlock()
+	if a == nil {
+		return j.slots()
+	}
+	return slotsOn(a, j.mgr.cluster.member.ID())
 }
 
 // takeOverLoop looks, every quarter of the timeout, for jobs that should

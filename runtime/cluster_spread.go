@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -24,8 +25,14 @@ const placementSpread = "spread"
 func (j *job) place(ctx context.Context, restoreJob string, restore int64, tasks []string) (*exec.Placement, error) {
 	member := j.mgr.cluster.member
 	slots := j.slots()
-	workers := member.PlaceSlots(slots, slots, j.x.Plan.Job.Placement == placementSpread)
-	a := cluster.Assignment{Tasks: map[string]string{}, RestoreJob: restoreJob, Restore: restore}
+	workers := member.PlaceSlots(slots, j.slotsHere(), j.x.Plan.Job.Placement == placementSpread)
+	j.mu.Lock()
+	version, err := json.Marshal(j.runningLocked())
+	j.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	a := cluster.Assignment{Tasks: map[string]string{}, RestoreJob: restoreJob, Restore: restore, Version: version}
 	for _, name := range tasks {
 		i, err := subtaskOf(name)
 		if err != nil {
@@ -51,7 +58,7 @@ func (j *job) place(ctx context.Context, restoreJob string, restore int64, tasks
 		j.fences = nil
 		j.fenceMu.Unlock()
 	}
-	a, err := j.lease.Assign(ctx, a)
+	a, err = j.lease.Assign(ctx, a)
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +85,20 @@ func sameIncarnations(member *cluster.Member, workers []string) func(string) boo
 		now, ok := member.Incarnation(w)
 		return ok && member.Alive(w) && now.Equal(started[w])
 	}
+}
+
+// slotsOn are the slots worker w takes of a run: the subtask indexes a
+// places on it (subtask i of every chain shares slot i).
+func slotsOn(a *cluster.Assignment, w string) int {
+	seen := map[int]bool{}
+	for name, on := range a.Tasks {
+		if on == w {
+			if i, err := subtaskOf(name); err == nil {
+				seen[i] = true
+			}
+		}
+	}
+	return len(seen)
 }
 
 // subtaskOf is i of a subtask name "<vertex>[i]".
@@ -130,15 +151,7 @@ func (m *Manager) sawAssignment(job string, a *cluster.Assignment) {
 	self := c.member.ID()
 	mine := 0
 	if a != nil && a.Leader != self {
-		seen := map[int]bool{}
-		for name, w := range a.Tasks {
-			if w == self {
-				if i, err := subtaskOf(name); err == nil {
-					seen[i] = true
-				}
-			}
-		}
-		mine = len(seen)
+		mine = slotsOn(a, self)
 	}
 	c.parts.mu.Lock()
 	defer c.parts.mu.Unlock()
@@ -177,14 +190,13 @@ func (m *Manager) sawAssignment(job string, a *cluster.Assignment) {
 // run ends, or its leader is gone.
 func (m *Manager) runPart(ctx context.Context, a cluster.Assignment) {
 	log := m.log.With("job", a.Job, "run", a.Run, "leader", a.Leader)
-	rec, ok := m.remoteRecord(a.Job)
-	if !ok {
-		r, _, err := m.registry.get(ctx, a.Job)
-		if err != nil {
-			log.Warn("part of a job not started: no record of the job", "error", err)
-			return
-		}
-		rec = r
+	// The version the leader runs, not the registry's record: during a
+	// rescale's or an upgrade's probation that names the version before,
+	// whose subtasks are not the run's.
+	rec := &jobRecord{}
+	if err := json.Unmarshal(a.Version, rec); err != nil || rec.ID != a.Job {
+		log.Warn("part of a job not started: the assignment names no version of the job", "error", err)
+		return
 	}
 	j, err := m.prepareRecord(ctx, rec) // upgrade_canary.go
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -302,10 +303,51 @@ sinks: [{id: out, input: track, jetstream: {subject: out}}]
 		}
 		return si.State.Subjects["out"]
 	}
+	// The slots each worker's heartbeat says it uses are the slots of the
+	// job placed on it: the leader counts only its own.
+	slotsUsed := func(want map[string]int) bool {
+		ws, err := ms[0].Workers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, w := range ws {
+			if w.Used > 0 {
+				got[w.ID] = w.Used
+			}
+		}
+		return maps.Equal(got, want)
+	}
+	slotsOf := func(m *Manager) map[string]int {
+		got, err := m.GetJob(ctx, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots := map[string]map[int]bool{}
+		for _, v := range got.Vertices {
+			for i, w := range v.Workers {
+				if slots[w] == nil {
+					slots[w] = map[int]bool{}
+				}
+				slots[w][i] = true
+			}
+		}
+		out := map[string]int{}
+		for w, s := range slots {
+			out[w] = len(s)
+		}
+		return out
+	}
 	waitFor(t, "every first record out, on two workers", func() bool {
 		m := leader()
 		return m != nil && len(placed(m, 2)) == 2 && outputs() == keys*perKey
 	})
+	waitFor(t, "one slot used on each of the two workers", func() bool {
+		return slotsUsed(slotsOf(leader()))
+	})
+	if s := slotsOf(leader()); len(s) != 2 {
+		t.Fatalf("slots %v, want one on each of two workers", s)
+	}
 	if _, err := leader().RescaleJob(ctx, info.ID, RescaleRequest{Parallelism: 4}); err != nil {
 		t.Fatal(err)
 	}
@@ -313,6 +355,12 @@ sinks: [{id: out, input: track, jetstream: {subject: out}}]
 		m := leader()
 		return m != nil && len(placed(m, 4)) == 3
 	})
+	waitFor(t, "four slots used, two on one worker and one on each other", func() bool {
+		return slotsUsed(slotsOf(leader()))
+	})
+	if s := slices.Sorted(maps.Values(slotsOf(leader()))); !slices.Equal(s, []int{1, 1, 2}) {
+		t.Fatalf("slots per worker %v, want 1, 1 and 2", s)
+	}
 	for s := perKey + 1; s <= 2*perKey; s++ {
 		for k := range keys {
 			if _, err := js.PublishAsync(fmt.Sprintf("in.%d", k%4), fmt.Appendf(nil, `{"k":"key%d","s":%d}`, k, s)); err != nil {
@@ -322,6 +370,22 @@ sinks: [{id: out, input: track, jetstream: {subject: out}}]
 	}
 	<-js.PublishAsyncComplete()
 	waitFor(t, "every record out", func() bool { return outputs() >= 2*keys*perKey })
+	// The rescaled version ran them, and it committed: it was not rolled
+	// back to parallelism 2, which would run them all the same.
+	waitFor(t, "the rescale committed", func() bool {
+		got, err := leader().GetJob(ctx, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := got.Versions[len(got.Versions)-1]
+		if last.Outcome == VersionRolledBack {
+			t.Fatalf("the rescale was rolled back: %s", last.Reason)
+		}
+		return len(got.Versions) == 2 && last.Outcome == VersionRunning && last.Parallelism["track"] == 4
+	})
+	if ws := placed(leader(), 4); len(ws) != 3 {
+		t.Fatalf("the job runs on %v after the rescale, want three workers", ws)
+	}
 	if _, err := leader().CancelJob(ctx, info.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -123,17 +123,26 @@ func (j *job) setState(s JobState, failure string) {
 
 // recordLocked is the job's registry record; j.mu is held.
 func (j *job) recordLocked() *jobRecord {
-	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Created: j.created, State: j.st, Failure: j.failure, Ends: j.ends, Modules: j.refs, Canary: j.canary, Versions: j.versions, Restarts: j.restarts}
+	rec := j.runningLocked()
+	rec.Created, rec.State, rec.Failure, rec.Ends, rec.Versions, rec.Restarts = j.created, j.st, j.failure, j.ends, j.versions, j.restarts
 	if pr := j.probation; pr != nil && !pr.passed {
 		// Until the new version commits, a restart runs the one before.
 		rec.Spec, rec.Modules, rec.Canary = pr.previousSpec, pr.previousRefs, pr.previousCanary
 	}
-	if cp := j.x.Checkpoints; cp != nil && cp.From != nil {
-		rec.FromSavepoint, rec.AllowNonRestored = j.from, cp.AllowNonRestored
-	}
 	if !j.ended.IsZero() {
 		ended := j.ended
 		rec.Ended = &ended
+	}
+	return rec
+}
+
+// runningLocked is the version of the job that runs now, as a record
+// prepareRecord builds it from: the record without its history, and with
+// the version on probation where the registry keeps the one before.
+func (j *job) runningLocked() *jobRecord {
+	rec := &jobRecord{ID: j.id, Name: j.x.Plan.Job.Name, Spec: j.spec, Modules: j.refs, Canary: j.canary}
+	if cp := j.x.Checkpoints; cp != nil && cp.From != nil {
+		rec.FromSavepoint, rec.AllowNonRestored = j.from, cp.AllowNonRestored
 	}
 	return rec
 }

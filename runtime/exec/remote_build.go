@@ -22,8 +22,11 @@ type taskNet struct {
 	// on another worker (remote_leader.go).
 	remote *remoteTask
 	// ok: the task ended after all its input, so its sender waits for the
-	// end of partition to be published before it closes.
-	ok bool
+	// end of partition to be published and its receivers to confirm it
+	// before it closes, within ShutdownGrace or until runCtx, the run's
+	// context, ends (the run torn down).
+	ok     bool
+	runCtx context.Context
 
 	// overtaken are the frames unaligned barriers overtook in the gate's
 	// channels fed from other workers, by barrier id: the consumer's
@@ -82,11 +85,17 @@ func (n *taskNet) takeOvertaken(id int64, channel int, add func(channel int, fra
 }
 
 // close stops the task's network ends: a sender of a task that ended well
-// first publishes what its writers sent, up to the end of partition.
+// first publishes what its writers sent, up to the end of partition, and
+// waits for its receivers to confirm the end.
 func (n *taskNet) close() error {
 	var errs []error
 	if n.sender != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+		run := n.runCtx
+		if run == nil {
+			// Closed without having run.
+			run = context.Background()
+		}
+		ctx, cancel := context.WithTimeout(run, ShutdownGrace)
 		if !n.ok {
 			cancel()
 		}

@@ -65,7 +65,7 @@ func (t *Task) run(ctx context.Context) (err error) {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 		if t.net != nil {
-			t.net.ok = err == nil
+			t.net.ok, t.net.runCtx = err == nil, ctx
 		}
 		if cerr := t.close(); err == nil {
 			err = cerr

@@ -34,6 +34,16 @@
 // lost one only delays the sender. A sender publishes nothing but hellos
 // until its receiver has answered one, so either may start first.
 //
+// A lost last message (the end of partition, or a record after which the
+// channel goes quiet) would show no gap: no later message comes. So the
+// announcements also carry the last sequence number received, and every
+// Refresh the sender publishes a tail, the last sequence number it sent, on
+// each channel whose receiver has not announced it. The tail follows the
+// channel's messages on the subject, so a receiver that lacks one of them
+// when the tail arrives lost it: a SequenceError. A sender's Close waits
+// for its receivers to announce the end of partition, so a lost end fails
+// the receiving task within a Refresh rather than leaving it waiting.
+//
 // # Attaching to an edge
 //
 // Every process of a job builds the job's edges as usual (exchange.NewEdge)

@@ -10,9 +10,16 @@ type SequenceError struct {
 	Channel Address
 	// Want is the sequence number expected, Got the one that arrived.
 	Want, Got uint64
+	// Sent, when not 0, is the last sequence number the sender said it
+	// sent (its tail), Want and after never arrived: the channel's last
+	// messages were lost.
+	Sent uint64
 }
 
 func (e *SequenceError) Error() string {
+	if e.Sent != 0 {
+		return fmt.Sprintf("netx: channel %s: the sender sent messages up to %d, %d and after never arrived (lost)", e.Channel, e.Sent, e.Want)
+	}
 	what := "messages missing: lost, or reordered"
 	if e.Got < e.Want {
 		what = "a message repeated, or reordered"

@@ -22,7 +22,7 @@ var cancelled = func() context.Context {
 
 // faultyPublish publishes through nc, except that it applies fault to the
 // n-th message of the data subject of channel 0->0 (counting from 1,
-// hellos left out): "drop" loses it, "repeat" publishes it twice, "swap"
+// hellos and tails left out): "drop" loses it, "repeat" publishes it twice, "swap"
 // publishes it after the next one.
 func faultyPublish(publish func(string, []byte) error, subject string, n uint64, fault string) func(string, []byte) error {
 	var (
@@ -31,7 +31,7 @@ func faultyPublish(publish func(string, []byte) error, subject string, n uint64,
 		kept  []byte
 	)
 	return func(subj string, data []byte) error {
-		if subj != subject || data[1] == kindHello {
+		if subj != subject || data[1] == kindHello || data[1] == kindTail {
 			return publish(subj, data)
 		}
 		mu.Lock()
@@ -126,6 +126,81 @@ func TestSequenceFailures(t *testing.T) {
 			}
 			if r.Err() != gateErr {
 				t.Fatalf("Receiver.Err = %v", r.Err())
+			}
+			t.Log(gateErr)
+		})
+	}
+}
+
+// TestLostLastMessage: the last message of a channel lost, a record
+// before the channel goes quiet or its end of partition, fails the gate
+// with a SequenceError too: the sender's tail, repeated every Refresh until
+// the receiver says it has the last message, shows the loss no later
+// message would. A sender whose end was lost is not confirmed, and its
+// Close says so.
+func TestLostLastMessage(t *testing.T) {
+	url := startServer(t)
+	a, b := connect(t, url, "worker-a"), connect(t, url, "worker-b")
+	for _, tc := range []struct {
+		name    string
+		records int
+		end     bool
+	}{
+		{"last record, then quiet", 3, false},
+		{"end of partition", 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			cfg := exchange.Config{BufferSize: 128, BufferTimeout: 0}
+			addr := Address{Job: "tail", Run: uint64(tc.records), Edge: "e", From: 0, To: 0}
+			out, in := exchange.NewEdge(cfg, 1, 1), exchange.NewEdge(cfg, 1, 1)
+			g := exchange.NewGate(cfg, in.Channels(0))
+			r, err := NewReceiver(b, Config{Exchange: cfg, Refresh: 20 * time.Millisecond}, Link{Address: addr, Channel: in.Channels(0)[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			// The last message: each record is one, the end one more.
+			last := uint64(tc.records)
+			if tc.end {
+				last++
+			}
+			s, err := NewSender(a, Config{Exchange: cfg, Refresh: 20 * time.Millisecond, publish: faultyPublish(a.Publish, addr.Subject(), last, "drop")}, Link{Address: addr, Channel: out.Channels(0)[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := out.Writer(0)
+			for range tc.records {
+				if err := w.Emit(ctx, 0, &abi.Record{Value: []byte("v")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.end {
+				if err := w.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := 0
+			var gateErr error
+			for gateErr == nil {
+				var buf *exchange.Buffer
+				if buf, gateErr = g.Next(ctx); buf != nil {
+					got++
+					buf.Recycle()
+				}
+			}
+			var se *SequenceError
+			if !errors.As(gateErr, &se) || se.Channel != addr || se.Want != last || se.Sent != last {
+				t.Fatalf("Next = %v, want a SequenceError: message %d lost, %d sent", gateErr, last, last)
+			}
+			if want := int(last) - 1; got != want {
+				t.Fatalf("%d buffers before the failure, want %d", got, want)
+			}
+			closeCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			defer cancel()
+			err = s.Close(closeCtx)
+			if tc.end && !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Close = %v, want the end unconfirmed", err)
 			}
 			t.Log(gateErr)
 		})

@@ -48,6 +48,9 @@ type recvChannel struct {
 	credits, released atomic.Uint64
 	dirty             atomic.Bool
 	ended             atomic.Bool
+	// received is the last sequence number received in order, announced
+	// so that the sender knows its last message arrived.
+	received atomic.Uint64
 	// next is the sequence number expected and failed whether the channel
 	// failed; both belong to the subscription's goroutine.
 	next   uint64
@@ -120,6 +123,7 @@ func (r *Receiver) announcements() {
 	tick := time.NewTicker(r.cfg.refresh())
 	defer tick.Stop()
 	var msg []byte
+	ok := true
 	for {
 		refresh := false
 		select {
@@ -129,17 +133,26 @@ func (r *Receiver) announcements() {
 		case <-tick.C:
 			refresh = true
 		}
-		for _, rc := range r.chans {
-			if !rc.dirty.Swap(false) && (!refresh || rc.ended.Load()) {
-				continue
-			}
-			msg = appendControl(msg[:0], rc.credits.Load(), rc.released.Load())
-			if err := r.nc.Publish(rc.control, msg); err != nil {
-				r.failWith(fmt.Errorf("netx: channel %s: publish credits: %w", rc.addr, err))
-				return
-			}
+		if msg, ok = r.announce(msg, refresh); !ok {
+			return
 		}
 	}
+}
+
+// announce publishes the totals of each channel that changed, or of every
+// channel that has not ended if refresh; it returns false once it failed.
+func (r *Receiver) announce(msg []byte, refresh bool) ([]byte, bool) {
+	for _, rc := range r.chans {
+		if !rc.dirty.Swap(false) && (!refresh || rc.ended.Load()) {
+			continue
+		}
+		msg = appendControl(msg[:0], announcement{credits: rc.credits.Load(), released: rc.released.Load(), received: rc.received.Load()})
+		if err := r.nc.Publish(rc.control, msg); err != nil {
+			r.failWith(fmt.Errorf("netx: channel %s: publish credits: %w", rc.addr, err))
+			return msg, false
+		}
+	}
+	return msg, true
 }
 
 // receive checks and hands over a message of the channel, on the NATS
@@ -148,7 +161,7 @@ func (rc *recvChannel) receive(m *nats.Msg) {
 	if rc.failed {
 		return
 	}
-	seq, p, hello, err := decodeParcel(m.Data, rc.r.sz.maxRecord)
+	seq, p, sig, err := decodeParcel(m.Data, rc.r.sz.maxRecord)
 	switch {
 	case err != nil && seq == 0:
 		rc.failWith(fmt.Errorf("netx: channel %s: %w", rc.addr, err))
@@ -156,7 +169,17 @@ func (rc *recvChannel) receive(m *nats.Msg) {
 	case err != nil:
 		rc.failWith(fmt.Errorf("netx: channel %s: message %d: %w", rc.addr, seq, err))
 		return
-	case hello:
+	case sig == signalHello:
+		rc.dirty.Store(true)
+		rc.r.wake()
+		return
+	case sig == signalTail && seq >= rc.next:
+		// The messages up to the tail come before it on the subject:
+		// those not here were lost.
+		rc.failWith(&SequenceError{Channel: rc.addr, Want: rc.next, Got: seq + 1, Sent: seq})
+		return
+	case sig == signalTail:
+		// Answered, so that the sender knows its last message arrived.
 		rc.dirty.Store(true)
 		rc.r.wake()
 		return
@@ -168,6 +191,7 @@ func (rc *recvChannel) receive(m *nats.Msg) {
 		return
 	}
 	rc.next++
+	rc.received.Store(seq)
 	var save func(int, []byte)
 	if p.Overtakes && rc.r.cfg.Overtaken != nil {
 		ev, overtaken := p.Event, rc.r.cfg.Overtaken
@@ -179,6 +203,9 @@ func (rc *recvChannel) receive(m *nats.Msg) {
 	}
 	if _, end := p.Event.(exchange.EndOfPartition); end {
 		rc.ended.Store(true)
+		// The sender waits for it before it closes.
+		rc.dirty.Store(true)
+		rc.r.wake()
 	}
 }
 
@@ -213,14 +240,19 @@ func (r *Receiver) failWith(err error) {
 // Err is the failure of the receiver, nil while there is none.
 func (r *Receiver) Err() error { return r.fail.get() }
 
-// Close stops the receiver: it drops its subscriptions and stops
-// announcing. The gate keeps what it received. Close the receiver once the
-// gate's consumer is done, after Next returned io.EOF or the task failed.
+// Close stops the receiver: it publishes the announcements still due (the
+// end of a channel's partition received, which its sender waits for), drops
+// its subscriptions and stops announcing. The gate keeps what it received.
+// Close the receiver once the gate's consumer is done, after Next returned
+// io.EOF or the task failed.
 func (r *Receiver) Close() error {
 	var err error
 	r.closed.Do(func() {
 		close(r.stop)
 		<-r.done
+		if r.Err() == nil {
+			_, _ = r.announce(nil, false)
+		}
 		err = r.unsubscribe()
 	})
 	return err

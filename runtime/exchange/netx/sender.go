@@ -28,15 +28,22 @@ type Sender struct {
 	chans   []*sendChannel
 	publish func(subject string, data []byte) error
 	// stop asks the publishing goroutine to return; done is closed when it
-	// has. ended is closed once every channel has sent its end.
-	stop  atomic.Bool
-	done  chan struct{}
-	ended chan struct{}
+	// has. ended is closed once every channel has sent its end, confirmed
+	// once every receiver has said it received it; unconfirmed counts the
+	// channels whose receivers have not.
+	stop        atomic.Bool
+	done        chan struct{}
+	ended       chan struct{}
+	confirmed   chan struct{}
+	unconfirmed atomic.Int32
 	// helloDue asks the publishing goroutine for hellos; hello is its timer.
 	helloDue atomic.Bool
 	hello    *time.Timer
-	fail     failure
-	closed   sync.Once
+	// tailDue asks the publishing goroutine for tails, every Refresh.
+	tailDue atomic.Bool
+	tail    *time.Timer
+	fail    failure
+	closed  sync.Once
 }
 
 // sendChannel is one channel of a Sender.
@@ -46,9 +53,14 @@ type sendChannel struct {
 	sub     *nats.Subscription
 	// open: the receiver answered; the control handler sets it.
 	open atomic.Bool
-	// mu guards the totals of the receiver's announcements applied so far.
+	// mu guards the totals of the receiver's announcements applied so far,
+	// and whether the receiver confirmed the end.
 	mu                sync.Mutex
 	credits, released uint64
+	endConfirmed      bool
+	// received is the last sequence number the receiver said it received;
+	// endSeq the EndOfPartition's, 0 until it is sent.
+	received, endSeq atomic.Uint64
 	// seq and end belong to the publishing goroutine: the last sequence
 	// number sent, and whether EndOfPartition was.
 	seq uint64
@@ -67,7 +79,8 @@ func NewSender(nc *nats.Conn, cfg Config, links ...Link) (*Sender, error) {
 	if limit, need := nc.MaxPayload(), cfg.sizes().maxMessage(); int64(need) > limit {
 		return nil, fmt.Errorf("netx: buffers of %d bytes need messages of %d bytes, the server allows %d", cfg.sizes().buffer, need, limit)
 	}
-	s := &Sender{nc: nc, cfg: cfg, publish: cfg.publish, done: make(chan struct{}), ended: make(chan struct{})}
+	s := &Sender{nc: nc, cfg: cfg, publish: cfg.publish, done: make(chan struct{}), ended: make(chan struct{}), confirmed: make(chan struct{})}
+	s.unconfirmed.Store(int32(len(links)))
 	if s.publish == nil {
 		s.publish = nc.Publish
 	}
@@ -95,6 +108,7 @@ func NewSender(nc *nats.Conn, cfg Config, links ...Link) (*Sender, error) {
 	s.hello = time.AfterFunc(time.Hour, s.wantHello)
 	s.hello.Stop()
 	s.helloDue.Store(true)
+	s.tail = time.AfterFunc(cfg.refresh(), s.wantTail)
 	go s.run()
 	return s, nil
 }
@@ -115,6 +129,12 @@ func (s *Sender) run() {
 				return
 			}
 		}
+		if s.tailDue.Swap(false) {
+			if msg, err = s.sayTail(msg); err != nil {
+				s.failWith(err)
+				return
+			}
+		}
 		ch, p, err := s.out.Next(context.Background())
 		if errors.Is(err, exchange.ErrWoken) {
 			continue
@@ -129,17 +149,49 @@ func (s *Sender) run() {
 			s.failWith(fmt.Errorf("netx: channel %s: %w", c.addr, err))
 			return
 		}
+		_, end := p.Event.(exchange.EndOfPartition)
+		if end && !c.end {
+			// Before it is published, for the receiver's answer.
+			c.endSeq.Store(c.seq)
+		}
 		if err := s.publish(c.subject, msg); err != nil {
 			s.failWith(fmt.Errorf("netx: channel %s: publish message %d: %w", c.addr, c.seq, err))
 			return
 		}
-		if _, end := p.Event.(exchange.EndOfPartition); end && !c.end {
+		if end && !c.end {
 			c.end = true
 			if remaining--; remaining == 0 {
 				close(s.ended)
 			}
 		}
 	}
+}
+
+// sayTail publishes, on every channel whose receiver has not said it
+// received the last message sent, that message's sequence number: a
+// receiver that lacks it fails, which a lost last message would otherwise
+// never make it do.
+func (s *Sender) sayTail(msg []byte) ([]byte, error) {
+	for _, c := range s.chans {
+		if c.seq == 0 || c.received.Load() >= c.seq {
+			continue
+		}
+		msg = appendTail(msg[:0], c.seq)
+		if err := s.publish(c.subject, msg); err != nil {
+			return msg, fmt.Errorf("netx: channel %s: publish tail: %w", c.addr, err)
+		}
+	}
+	return msg, nil
+}
+
+// wantTail runs on the tail timer's goroutine, every Refresh.
+func (s *Sender) wantTail() {
+	if s.stop.Load() {
+		return
+	}
+	s.tailDue.Store(true)
+	s.out.Wakeup()
+	s.tail.Reset(s.cfg.refresh())
 }
 
 // sayHello publishes a hello on every channel whose receiver has not
@@ -174,13 +226,23 @@ func (s *Sender) wantHello() {
 // client's goroutine of the channel's control subscription.
 func (s *Sender) control(i int, m *nats.Msg) {
 	c := s.chans[i]
-	credits, released, err := decodeControl(m.Data)
+	a, err := decodeControl(m.Data)
 	if err != nil {
 		s.failWith(fmt.Errorf("netx: channel %s: %w", c.addr, err))
 		return
 	}
+	credits, released := a.credits, a.released
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if a.received > c.received.Load() {
+		c.received.Store(a.received)
+	}
+	if end := c.endSeq.Load(); end != 0 && a.received >= end && !c.endConfirmed {
+		c.endConfirmed = true
+		if s.unconfirmed.Add(-1) == 0 {
+			close(s.confirmed)
+		}
+	}
 	if credits > c.credits {
 		s.out.Credit(i, int(credits-c.credits))
 		c.credits = credits
@@ -210,15 +272,27 @@ func (s *Sender) failWith(err error) {
 func (s *Sender) Err() error { return s.fail.get() }
 
 // Close waits until every channel has published its EndOfPartition (its
-// writer closed), the sender failed, or ctx is done, then stops the sender
-// and drops its subscriptions. It returns the sender's failure, else ctx's
-// error if some channel had not ended. Messages published stay with the
-// NATS client, which sends them on; Close does not wait for receivers.
+// writer closed) and every receiver has said it received it, the sender
+// failed, or ctx is done, then stops the sender and drops its
+// subscriptions. Meanwhile the sender repeats its tails, so that a receiver
+// whose end was lost fails. Close returns the sender's failure, else ctx's
+// error if some channel had not ended or not been confirmed; it does not
+// wait for confirmations if ctx is done when it is called.
 func (s *Sender) Close(ctx context.Context) error {
 	var err error
 	s.closed.Do(func() {
+		wait := ctx.Err() == nil
 		select {
 		case <-s.ended:
+			if !wait {
+				break
+			}
+			select {
+			case <-s.confirmed:
+			case <-s.done:
+			case <-ctx.Done():
+				err = fmt.Errorf("netx: sender closed before every receiver confirmed the end of its partition: %w", ctx.Err())
+			}
 		case <-s.done:
 		case <-ctx.Done():
 			err = fmt.Errorf("netx: sender closed before every channel ended: %w", ctx.Err())
@@ -227,6 +301,7 @@ func (s *Sender) Close(ctx context.Context) error {
 		s.out.Wakeup()
 		<-s.done
 		s.hello.Stop()
+		s.tail.Stop()
 		s.unsubscribe()
 		if f := s.Err(); f != nil {
 			err = f

@@ -12,28 +12,44 @@ import (
 // The wire format. Every message on a data subject is one parcel: a
 // 14-byte header, then the body.
 //
-//	0      version (1)
-//	1      kind (exchange.Kind, or kindHello) | flagOvertakes
-//	2..9   the channel's sequence number, from 1 (0 on a hello), big endian
+//	0      version (2)
+//	1      kind (exchange.Kind, kindHello or kindTail) | flagOvertakes
+//	2..9   the channel's sequence number, from 1 (0 on a hello; on a tail
+//	       the last one sent), big endian
 //	10..13 the sender's backlog behind this parcel, big endian
 //	14..   data: the abi input frame; fragment: the record's size (4 bytes,
 //	       0 after the first fragment), then the piece; event: a tag and
-//	       its fields; backlog and hello: nothing
+//	       its fields; backlog, hello and tail: nothing
 //
-// A control message is 18 bytes: the version, msgCredits, then the totals
-// of credits granted and of buffers released so far, 8 bytes each, big
-// endian. Totals rather than increments make a repeated or lost control
-// message harmless: the next one carries everything.
+// A control message is 26 bytes: the version, msgCredits, then the totals
+// of credits granted and of buffers released so far and the last sequence
+// number received, 8 bytes each, big endian. Totals rather than increments
+// make a repeated or lost control message harmless: the next one carries
+// everything.
 const (
-	wireVersion  = 1
+	wireVersion  = 2
 	headerSize   = 14
 	fragmentSize = 4
-	controlSize  = 18
+	controlSize  = 26
 	// kindHello asks the receiver to repeat its announcements: the sender
 	// is listening.
-	kindHello     = 0x0f
+	kindHello = 0x0f
+	// kindTail tells the receiver the last sequence number sent, so that
+	// it finds a lost last message, which no later message would show.
+	kindTail      = 0x0e
 	flagOvertakes = 0x80
 	msgCredits    = 1
+)
+
+// signal is what a message of a data subject is besides a parcel.
+type signal uint8
+
+const (
+	// signalNone: the message is a parcel.
+	signalNone signal = iota
+	signalHello
+	// signalTail: the sequence number is the last one sent.
+	signalTail
 )
 
 // Event tags.
@@ -75,18 +91,30 @@ func appendHello(dst []byte) []byte {
 	return append(dst, make([]byte, headerSize-2)...)
 }
 
+// appendTail encodes a tail: last is the last sequence number sent.
+func appendTail(dst []byte, last uint64) []byte {
+	dst = append(dst, wireVersion, kindTail)
+	dst = binary.BigEndian.AppendUint64(dst, last)
+	return binary.BigEndian.AppendUint32(dst, 0)
+}
+
 // decodeParcel decodes a message of a data subject; the parcel's Data
 // aliases data. maxRecord bounds a spanning record's size.
-func decodeParcel(data []byte, maxRecord int) (seq uint64, p exchange.Parcel, hello bool, err error) {
+func decodeParcel(data []byte, maxRecord int) (seq uint64, p exchange.Parcel, sig signal, err error) {
 	if len(data) < headerSize {
-		return 0, p, false, fmt.Errorf("%w: a message of %d bytes, shorter than a header", exchange.ErrProtocol, len(data))
+		return 0, p, signalNone, fmt.Errorf("%w: a message of %d bytes, shorter than a header", exchange.ErrProtocol, len(data))
 	}
 	if data[0] != wireVersion {
-		return 0, p, false, fmt.Errorf("%w: wire version %d, want %d", exchange.ErrProtocol, data[0], wireVersion)
+		return 0, p, signalNone, fmt.Errorf("%w: wire version %d, want %d", exchange.ErrProtocol, data[0], wireVersion)
 	}
 	k := data[1] &^ flagOvertakes
-	if k == kindHello {
-		return 0, p, true, nil
+	switch {
+	case k == kindHello:
+		return 0, p, signalHello, nil
+	case data[1] == kindTail && len(data) == headerSize && binary.BigEndian.Uint32(data[10:14]) == 0:
+		return binary.BigEndian.Uint64(data[2:10]), p, signalTail, nil
+	case k == kindTail:
+		return 0, p, signalNone, fmt.Errorf("%w: a malformed tail of %d bytes", exchange.ErrProtocol, len(data))
 	}
 	seq = binary.BigEndian.Uint64(data[2:10])
 	p = exchange.Parcel{Kind: exchange.Kind(k), Overtakes: data[1]&flagOvertakes != 0, Backlog: int(binary.BigEndian.Uint32(data[10:14]))}
@@ -94,28 +122,31 @@ func decodeParcel(data []byte, maxRecord int) (seq uint64, p exchange.Parcel, he
 	switch p.Kind {
 	case exchange.KindData:
 		if len(body) < 4 {
-			return seq, p, false, fmt.Errorf("%w: a data buffer of %d bytes, shorter than a frame header", exchange.ErrProtocol, len(body))
+			return seq, p, signalNone, fmt.Errorf("%w: a data buffer of %d bytes, shorter than a frame header", exchange.ErrProtocol, len(body))
 		}
 		p.Data = body
 	case exchange.KindFragment, exchange.KindLastFragment:
 		if len(body) < fragmentSize {
-			return seq, p, false, fmt.Errorf("%w: a fragment without its record size", exchange.ErrProtocol)
+			return seq, p, signalNone, fmt.Errorf("%w: a fragment without its record size", exchange.ErrProtocol)
 		}
 		p.RecordSize = int(binary.BigEndian.Uint32(body))
 		if p.RecordSize > maxRecord {
-			return seq, p, false, fmt.Errorf("%w: a record of %d bytes, the limit is %d", exchange.ErrProtocol, p.RecordSize, maxRecord)
+			return seq, p, signalNone, fmt.Errorf("%w: a record of %d bytes, the limit is %d", exchange.ErrProtocol, p.RecordSize, maxRecord)
 		}
 		p.Data = body[fragmentSize:]
 	case exchange.KindEvent:
 		p.Event, err = decodeEvent(body)
 	case exchange.KindBacklog:
+		if len(body) != 0 {
+			err = fmt.Errorf("%w: a backlog announcement with a body of %d bytes", exchange.ErrProtocol, len(body))
+		}
 	default:
 		err = fmt.Errorf("%w: parcel of unknown kind %d", exchange.ErrProtocol, k)
 	}
 	if p.Overtakes && p.Kind != exchange.KindEvent {
 		err = fmt.Errorf("%w: an overtaking parcel of kind %d", exchange.ErrProtocol, k)
 	}
-	return seq, p, false, err
+	return seq, p, signalNone, err
 }
 
 // appendEvent encodes an in-band event.
@@ -191,17 +222,24 @@ func decodeEvent(b []byte) (exchange.Event, error) {
 	return nil, fmt.Errorf("%w: event of unknown tag %d", exchange.ErrProtocol, b[0])
 }
 
-// appendControl encodes a receiver's announcement: the totals so far.
-func appendControl(dst []byte, credits, released uint64) []byte {
+// announcement is a receiver's totals so far: credits granted, buffers
+// released, and the last sequence number received in order.
+type announcement struct {
+	credits, released, received uint64
+}
+
+// appendControl encodes a receiver's announcement.
+func appendControl(dst []byte, a announcement) []byte {
 	dst = append(dst, wireVersion, msgCredits)
-	dst = binary.BigEndian.AppendUint64(dst, credits)
-	return binary.BigEndian.AppendUint64(dst, released)
+	dst = binary.BigEndian.AppendUint64(dst, a.credits)
+	dst = binary.BigEndian.AppendUint64(dst, a.released)
+	return binary.BigEndian.AppendUint64(dst, a.received)
 }
 
 // decodeControl decodes a receiver's announcement.
-func decodeControl(b []byte) (credits, released uint64, err error) {
+func decodeControl(b []byte) (announcement, error) {
 	if len(b) != controlSize || b[0] != wireVersion || b[1] != msgCredits {
-		return 0, 0, fmt.Errorf("%w: malformed control message of %d bytes", exchange.ErrProtocol, len(b))
+		return announcement{}, fmt.Errorf("%w: malformed control message of %d bytes", exchange.ErrProtocol, len(b))
 	}
-	return binary.BigEndian.Uint64(b[2:10]), binary.BigEndian.Uint64(b[10:18]), nil
+	return announcement{binary.BigEndian.Uint64(b[2:10]), binary.BigEndian.Uint64(b[10:18]), binary.BigEndian.Uint64(b[18:26])}, nil
 }

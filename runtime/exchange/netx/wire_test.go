@@ -31,9 +31,9 @@ func TestWireRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seq, got, hello, err := decodeParcel(m, 1<<20)
-			if err != nil || hello || seq != 1<<33+5 {
-				t.Fatalf("decode: seq %d, hello %v, %v", seq, hello, err)
+			seq, got, sig, err := decodeParcel(m, 1<<20)
+			if err != nil || sig != signalNone || seq != 1<<33+5 {
+				t.Fatalf("decode: seq %d, signal %v, %v", seq, sig, err)
 			}
 			if got.Kind != p.Kind || got.Event != p.Event || got.RecordSize != p.RecordSize || got.Overtakes != p.Overtakes || got.Backlog != p.Backlog || !bytes.Equal(got.Data, p.Data) {
 				t.Fatalf("decoded %+v, want %+v", got, p)
@@ -43,12 +43,15 @@ func TestWireRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if _, _, hello, err := decodeParcel(appendHello(nil), 0); !hello || err != nil {
-		t.Fatalf("hello decoded as %v, %v", hello, err)
+	if _, _, sig, err := decodeParcel(appendHello(nil), 0); sig != signalHello || err != nil {
+		t.Fatalf("hello decoded as %v, %v", sig, err)
 	}
-	c, r, err := decodeControl(appendControl(nil, 1<<40, 7))
-	if err != nil || c != 1<<40 || r != 7 {
-		t.Fatalf("control decoded as %d, %d, %v", c, r, err)
+	if seq, _, sig, err := decodeParcel(appendTail(nil, 1<<35+1), 0); sig != signalTail || seq != 1<<35+1 || err != nil {
+		t.Fatalf("tail decoded as %d, %v, %v", seq, sig, err)
+	}
+	want := announcement{credits: 1 << 40, released: 7, received: 1<<33 + 9}
+	if a, err := decodeControl(appendControl(nil, want)); err != nil || a != want {
+		t.Fatalf("control decoded as %+v, %v", a, err)
 	}
 }
 
@@ -68,13 +71,19 @@ func TestWireRejects(t *testing.T) {
 		"fragment size torn": good[:headerSize+2],
 		"event tag":          append(with(1, byte(exchange.KindEvent))[:headerSize], 99),
 		"barrier kind torn":  append(with(1, byte(exchange.KindEvent))[:headerSize], tagBarrier, 0, 0, 0, 0, 0, 0, 0, 1, 0, 5, 'c'),
+		"tail with a body":   append(appendTail(nil, 3), 0),
+		"overtaking tail":    with(1, kindTail|flagOvertakes)[:headerSize],
+		"old wire version":   with(0, 1),
 	} {
 		if _, _, _, err := decodeParcel(m, 1<<20); !errors.Is(err, exchange.ErrProtocol) {
 			t.Errorf("%s: %v, want ErrProtocol", name, err)
 		}
 	}
-	if _, _, err := decodeControl([]byte{wireVersion, msgCredits}); !errors.Is(err, exchange.ErrProtocol) {
+	if _, err := decodeControl([]byte{wireVersion, msgCredits}); !errors.Is(err, exchange.ErrProtocol) {
 		t.Errorf("short control message: %v", err)
+	}
+	if _, err := decodeControl(appendControl(nil, announcement{})[:18]); !errors.Is(err, exchange.ErrProtocol) {
+		t.Errorf("a control message of wire version 1's size: %v", err)
 	}
 	if _, err := appendEvent(nil, nil); err == nil {
 		t.Error("a nil event encoded")
