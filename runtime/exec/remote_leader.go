@@ -17,6 +17,12 @@ import (
 // still heartbeats.
 const aliveEvery = 250 * time.Millisecond
 
+// triggerAgain is how often the leader repeats the trigger of a checkpoint
+// still in progress to the other workers: a trigger lost on the way would
+// otherwise leave the checkpoint to its timeout. Tasks that took the
+// checkpoint ignore the repeat.
+const triggerAgain = time.Second
+
 // ErrWorkerGone fails a run one of whose workers stopped heartbeating.
 var ErrWorkerGone = errors.New("a worker running part of the job is gone")
 
@@ -35,6 +41,8 @@ type leaderLink struct {
 	// ready is closed once the coordinator runs; coord is set before.
 	ready chan struct{}
 	coord coordinator
+	// ctx is the run's.
+	ctx context.Context
 
 	mu     sync.Mutex
 	remote map[string]*remoteTask
@@ -55,7 +63,7 @@ type remoteTask struct {
 // newLeaderLink subscribes to the run's reports; the link closes, telling
 // the other workers to stop, when ctx (the run's) ends.
 func newLeaderLink(ctx context.Context, j *Job, pl *Placement, run *checkpointRun) (*leaderLink, error) {
-	l := &leaderLink{j: j, pl: pl, nc: j.Env.JetStream.Conn(), ready: make(chan struct{}), remote: map[string]*remoteTask{}, failed: make(chan struct{})}
+	l := &leaderLink{j: j, pl: pl, nc: j.Env.JetStream.Conn(), ctx: ctx, ready: make(chan struct{}), remote: map[string]*remoteTask{}, failed: make(chan struct{})}
 	l.ctl, l.up = pl.subjects(j.ID)
 	if run == nil {
 		// No coordinator: nothing waits for one.
@@ -127,6 +135,39 @@ func (l *leaderLink) started(coord coordinator) {
 	}
 	l.coord = coord
 	close(l.ready)
+	go l.repeatTriggers()
+}
+
+// repeatTriggers publishes again the trigger of a checkpoint that has been
+// in progress since the last look, every triggerAgain, until the run ends.
+func (l *leaderLink) repeatTriggers() {
+	tick := time.NewTicker(triggerAgain)
+	defer tick.Stop()
+	var last int64
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-l.failed:
+			return
+		case <-tick.C:
+		}
+		last = l.repeatTrigger(last)
+	}
+}
+
+// repeatTrigger publishes the trigger of the checkpoint in progress if it
+// is checkpoint last, the one in progress at the look before; it returns
+// the one in progress now, 0 for none.
+func (l *leaderLink) repeatTrigger(last int64) int64 {
+	b, ok := l.coord.InProgress()
+	if !ok {
+		return 0
+	}
+	if b.ID == last {
+		l.publish(runMsg{Op: opTrigger, Barrier: &b})
+	}
+	return b.ID
 }
 
 // trigger tells the other workers' tasks of a checkpoint's barrier.
@@ -143,8 +184,9 @@ func (l *leaderLink) notify(id int64, completed bool) {
 	}
 }
 
-// publish sends m on ctl. A lost message delays, at worst fails, a
-// checkpoint, as a task's full control queue does.
+// publish sends m on ctl. A lost trigger is repeated (repeatTriggers); a
+// lost notification delays a part's commits to the next checkpoint's, as
+// a task's full control queue does.
 func (l *leaderLink) publish(m runMsg) {
 	data, err := json.Marshal(m)
 	if err == nil {
