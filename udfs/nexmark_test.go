@@ -20,6 +20,10 @@ var nexmarkCases = []string{
 	`{"event_type":2,"person":null,"auction":null,"bid":{"auction":1,"bidder":7,"price":1.5,"channel":"c","url":"u","dateTime":3,"extra":""},"dateTime":3}`,
 	`{"event_type":2,"bid":{"auction":1,"bidder":7,"price":1,"channel":5,"url":"u","dateTime":3,"extra":""}}`,
 	`{"event_type":2,"bid":{"auction":1,"bidder":7,"price":1,"channel":"c","url":"u","extra":""}}`,
+	// Escapes and control characters past the first sixteen bytes of a
+	// string, where the reader's wide scan finds them.
+	`{"event_type":2,"person":null,"auction":null,"bid":{"auction":369,"bidder":7,"price":1,"channel":"abcdefghijklmnopqrstu\"v","url":"abcdefghijklmnopqrstuvwxyz0123456789\\x","dateTime":3,"extra":"abcdefghijklmnopq\u0001"},"dateTime":3}`,
+	"{\"event_type\":2,\"person\":null,\"auction\":null,\"bid\":{\"auction\":492,\"bidder\":7,\"price\":1,\"channel\":\"abcdefghijklmnopqrstuvwxyz\x01\",\"url\":\"u\",\"dateTime\":3,\"extra\":\"\"},\"dateTime\":3}",
 	`{"event_type":2,"bid":null}`,
 	`{"event_type":1,"auction":{"id":1}}`,
 	`{"event_type":7}`,

@@ -152,12 +152,7 @@ impl<'a> Scan<'a> {
             return None;
         }
         let start = self.i;
-        let mut j = start + 1;
-        // Eight bytes at a time while none is a quote, a backslash or a
-        // control character.
-        while j + 8 <= self.v.len() && !special(word(self.v, j)) {
-            j += 8;
-        }
+        let j = skip_plain(self.v, start + 1);
         let end = self.v[j..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
         if self.v[j + end] != b'"' {
             return None;
@@ -167,16 +162,53 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// The index of the first byte of `v` from `j` on that may be a quote, a
+/// backslash or a control character, or of a last few bytes to look at one
+/// by one: sixteen bytes at a time with WebAssembly SIMD.
+#[cfg(target_feature = "simd128")]
+fn skip_plain(v: &[u8], mut j: usize) -> usize {
+    use core::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, v128, v128_load, v128_or};
+    while j + 16 <= v.len() {
+        // SAFETY: the sixteen bytes at j are in v; WebAssembly loads need
+        // no alignment.
+        let x = unsafe { v128_load(v.as_ptr().add(j) as *const v128) };
+        let hit = v128_or(
+            v128_or(u8x16_eq(x, u8x16_splat(b'"')), u8x16_eq(x, u8x16_splat(b'\\'))),
+            u8x16_lt(x, u8x16_splat(0x20)),
+        );
+        let bits = u8x16_bitmask(hit);
+        if bits != 0 {
+            return j + bits.trailing_zeros() as usize;
+        }
+        j += 16;
+    }
+    j
+}
+
+/// The index of the first byte of `v` from `j` on that may be a quote, a
+/// backslash or a control character, or of a last few bytes to look at one
+/// by one: eight bytes at a time.
+#[cfg(not(target_feature = "simd128"))]
+fn skip_plain(v: &[u8], mut j: usize) -> usize {
+    while j + 8 <= v.len() && !special(word(v, j)) {
+        j += 8;
+    }
+    j
+}
+
 /// The eight bytes of `v` at `i` as a little-endian word.
 fn word(v: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(v[i..i + 8].try_into().unwrap())
 }
 
+#[cfg(not(target_feature = "simd128"))]
 const ONES: u64 = 0x0101010101010101;
+#[cfg(not(target_feature = "simd128"))]
 const HIGHS: u64 = 0x8080808080808080;
 
 /// Whether one of the eight bytes of `x` may be a quote, a backslash or a
 /// control character (never false when one is).
+#[cfg(not(target_feature = "simd128"))]
 fn special(x: u64) -> bool {
     let q = x ^ (b'"' as u64 * ONES);
     let b = x ^ (b'\\' as u64 * ONES);
