@@ -34,9 +34,9 @@ func (c *progressCoordinator) InProgress() (checkpoint.Barrier, bool) {
 }
 
 func (*progressCoordinator) Ack(int64, string, map[string]checkpoint.Blob, time.Duration, int64) {}
-func (*progressCoordinator) Decline(int64, string, checkpoint.FailureReason, error)             {}
-func (*progressCoordinator) Finished(string, map[string][]byte)                               {}
-func (*progressCoordinator) Request()                                                         {}
+func (*progressCoordinator) Decline(int64, string, checkpoint.FailureReason, error)              {}
+func (*progressCoordinator) Finished(string, map[string][]byte)                                  {}
+func (*progressCoordinator) Request()                                                            {}
 
 // The leader repeats to the other workers the trigger of a checkpoint that
 // stays in progress, so that a lost trigger does not leave the checkpoint
