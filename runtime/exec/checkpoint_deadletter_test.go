@@ -27,16 +27,7 @@ func deadLetterNATS(t *testing.T) jetstream.JetStream {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	nc, js, err := connector.Connect(ctx, srv.ClientURL(), t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	_, js := embeddedNATS(t)
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: "DLQ", Subjects: []string{"dlq"}, Duplicates: time.Minute, Storage: jetstream.FileStorage,
 	}); err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"wasmstream.io/platform/checkpoint"
-	"wasmstream.io/platform/connector"
 )
 
 // progressCoordinator is a coordinator whose checkpoint in progress the
@@ -45,16 +44,7 @@ func (*progressCoordinator) Request()                                           
 func TestLeaderRepeatsTriggers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	nc, js, err := connector.Connect(ctx, srv.ClientURL(), t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc, js := embeddedNATS(t)
 	j := &Job{ID: "job1", Log: slog.New(slog.DiscardHandler), Env: &Env{JetStream: js}}
 	pl := &Placement{Run: 3, Self: "a", Leader: "a"}
 	ctl, _ := pl.subjects(j.ID)

@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"wasmstream.io/platform/abi"
-	"wasmstream.io/platform/connector"
 	"wasmstream.io/platform/runtime/plan"
 	"wasmstream.io/platform/runtime/spec"
 )
@@ -81,16 +80,7 @@ func payloads(t *testing.T, js jetstream.JetStream, stream string) []string {
 func TestRemoteChannelsMatchOneProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, err := connector.StartEmbedded(ctx, connector.EmbeddedConfig{DataDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	nc, js, err := connector.Connect(ctx, srv.ClientURL(), t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	_, js := embeddedNATS(t)
 	for _, s := range []string{"ONE", "TWO"} {
 		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: s, Subjects: []string{s}, Storage: jetstream.MemoryStorage}); err != nil {
 			t.Fatal(err)
