@@ -126,17 +126,34 @@ func (tc *testCluster) waitFinished(job string) {
 // subjectCount is the number of messages on subject in stream.
 func subjectCount(t *testing.T, js jetstream.JetStream, stream, subject string) uint64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Tried again for a while: just after a worker, and its NATS node,
+	// was killed or restarted, the stream's leader can be moving and
+	// JetStream's API can answer nothing for a moment.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := subjectCountOnce(js, stream, subject)
+		if err == nil {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream %s: %v", stream, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func subjectCountOnce(js jetstream.JetStream, stream, subject string) (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	st, err := js.Stream(ctx, stream)
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
-	return info.State.Subjects[subject]
+	return info.State.Subjects[subject], nil
 }
 
 // readSubject returns the payloads of every message on subject in stream,
