@@ -142,6 +142,7 @@ func subjectCount(t *testing.T, js jetstream.JetStream, stream, subject string) 
 	}
 }
 
+// subjectCountOnce is one try of subjectCount.
 func subjectCountOnce(js jetstream.JetStream, stream, subject string) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
