@@ -47,38 +47,69 @@ func TestNexmarkQueries(t *testing.T) {
 	}
 	for _, r := range runs {
 		t.Run(fmt.Sprintf("%s/%d-per-s", r.query, r.rate), func(t *testing.T) {
-			check, ok := nexmarkChecks[r.query]
-			if !ok {
-				t.Fatalf("no check for %s", r.query)
-			}
-			stream := fmt.Sprintf("OUT_%s_%d", strings.ToUpper(r.query), r.rate)
-			subject := fmt.Sprintf("out.%s.%d", r.query, r.rate)
-			ts.stream(stream, []string{subject}, nil)
-			spec, err := queries.Spec(r.query, queries.Params{Module: module, Events: nexmarkTestEvents, Seed: 5,
-				EventRate: r.rate, Parallelism: 2, Sink: queries.JetStream(subject)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			info := ts.wait(ts.submit(spec))
-			if info.State != runtime.StateFinished {
-				t.Fatalf("job %s: %s", info.State, info.Failure)
-			}
-			for _, v := range info.Vertices {
-				if v.UDFErrors != 0 || v.LateRecords != 0 {
-					t.Fatalf("vertex %s: %d UDF errors, %d late records", v.ID, v.UDFErrors, v.LateRecords)
-				}
-			}
-			got, want, err := check(payloadsOf(ts.read(stream)), eventsAt[r.rate])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(want) == 0 {
-				t.Fatal("the reference has no rows: the test says nothing")
-			}
-			compareRows(t, got, want)
-			t.Logf("%d rows", len(want))
+			runNexmarkQuery(t, ts, module, "go", r.query, r.rate, eventsAt[r.rate])
 		})
 	}
+}
+
+// nexmarkRustQueries are the queries whose every function udfs/nexmark-rust
+// has too.
+var nexmarkRustQueries = []string{"q0", "q1", "q2", "q5", "q7"}
+
+// TestNexmarkQueriesInRust runs the queries of nexmarkRustQueries with the
+// Rust module in place of the Go one, as TestNexmarkQueries does, and
+// compares their rows with the reference's.
+func TestNexmarkQueriesInRust(t *testing.T) {
+	ts := startTestServer(t)
+	module := ts.upload(wasmbuild.UDF(t, "nexmark-rust"))
+	events, err := nexmark.Events(nexmark.Config{Count: nexmarkTestEvents, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range nexmarkRustQueries {
+		t.Run(q, func(t *testing.T) {
+			runNexmarkQuery(t, ts, module, "rust", q, nexmark.DefaultEventRate, events)
+		})
+	}
+}
+
+// runNexmarkQuery runs query over nexmarkTestEvents events of seed 5 at
+// rate events per second, at parallelism 2 with the functions of module
+// (named lang), into a JetStream stream of its own, and compares its rows
+// with the reference's over events (the same events).
+func runNexmarkQuery(t *testing.T, ts *testServer, module, lang, query string, rate int, events []nexmark.Event) {
+	t.Helper()
+	check, ok := nexmarkChecks[query]
+	if !ok {
+		t.Fatalf("no check for %s", query)
+	}
+	suffix := fmt.Sprintf("%s_%d_%s", query, rate, lang)
+	stream := strings.ToUpper("OUT_" + suffix)
+	subject := "out." + suffix
+	ts.stream(stream, []string{subject}, nil)
+	spec, err := queries.Spec(query, queries.Params{Module: module, Events: nexmarkTestEvents, Seed: 5,
+		EventRate: rate, Parallelism: 2, Sink: queries.JetStream(subject)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := ts.wait(ts.submit(spec))
+	if info.State != runtime.StateFinished {
+		t.Fatalf("job %s: %s", info.State, info.Failure)
+	}
+	for _, v := range info.Vertices {
+		if v.UDFErrors != 0 || v.LateRecords != 0 {
+			t.Fatalf("vertex %s: %d UDF errors, %d late records", v.ID, v.UDFErrors, v.LateRecords)
+		}
+	}
+	got, want, err := check(payloadsOf(ts.read(stream)), events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 {
+		t.Fatal("the reference has no rows: the test says nothing")
+	}
+	compareRows(t, got, want)
+	t.Logf("%d rows", len(want))
 }
 
 // compareRows compares two lists of rows, each formatted with %+v, in any

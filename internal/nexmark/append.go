@@ -17,25 +17,28 @@ func (g *Generator) AppendEvent(dst []byte, i int64) []byte {
 	e := g.EventNumber(i)
 	ts := g.timeOf(e)
 	r := newRNG(g.c.Seed, eventStream, e)
+	// The event time is written twice, in the event and in its object.
+	var digits [20]byte
+	when := strconv.AppendInt(digits[:0], ts, 10)
 	switch g.kindOf(e) {
 	case KindPerson:
 		dst = append(dst, `{"event_type":0,"person":`...)
-		dst = g.appendPerson(dst, e, ts, &r)
+		dst = g.appendPerson(dst, e, ts, when, &r)
 		dst = append(dst, `,"auction":null,"bid":null`...)
 	case KindAuction:
 		dst = append(dst, `{"event_type":1,"person":null,"auction":`...)
-		dst = g.appendAuction(dst, e, ts, &r)
+		dst = g.appendAuction(dst, e, ts, when, &r)
 		dst = append(dst, `,"bid":null`...)
 	default:
 		dst = append(dst, `{"event_type":2,"person":null,"auction":null,"bid":`...)
-		dst = g.appendBid(dst, e, ts, &r)
+		dst = g.appendBid(dst, e, ts, when, &r)
 	}
 	dst = append(dst, `,"dateTime":`...)
-	dst = strconv.AppendInt(dst, ts, 10)
+	dst = append(dst, when...)
 	return append(dst, '}')
 }
 
-func (g *Generator) appendPerson(dst []byte, e, ts int64, r *rng) []byte {
+func (g *Generator) appendPerson(dst []byte, e, ts int64, when []byte, r *rng) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = strconv.AppendInt(dst, g.lastPerson(e)+FirstPersonID, 10)
 	dst = append(dst, `,"name":"`...)
@@ -65,7 +68,7 @@ func (g *Generator) appendPerson(dst []byte, e, ts int64, r *rng) []byte {
 	dst = append(dst, `","state":"`...)
 	dst = append(dst, state...)
 	dst = append(dst, `","dateTime":`...)
-	dst = strconv.AppendInt(dst, ts, 10)
+	dst = append(dst, when...)
 	dst = append(dst, `,"extra":"`...)
 	dst = r.appendExtra(dst, 8+size, g.c.AvgPersonSize)
 	return append(dst, `"}`...)
@@ -76,7 +79,7 @@ func appendPadded(dst []byte, n int) []byte {
 	return append(dst, byte('0'+n/1000), byte('0'+n/100%10), byte('0'+n/10%10), byte('0'+n%10))
 }
 
-func (g *Generator) appendAuction(dst []byte, e, ts int64, r *rng) []byte {
+func (g *Generator) appendAuction(dst []byte, e, ts int64, when []byte, r *rng) []byte {
 	seller := g.seller(e, r) + FirstPersonID
 	category := FirstCategoryID + r.intn(NumCategories)
 	initial := r.price()
@@ -96,7 +99,7 @@ func (g *Generator) appendAuction(dst []byte, e, ts int64, r *rng) []byte {
 	dst = append(dst, `,"reserve":`...)
 	dst = strconv.AppendInt(dst, initial+r.price(), 10)
 	dst = append(dst, `,"dateTime":`...)
-	dst = strconv.AppendInt(dst, ts, 10)
+	dst = append(dst, when...)
 	dst = append(dst, `,"expires":`...)
 	dst = strconv.AppendInt(dst, expires, 10)
 	dst = append(dst, `,"seller":`...)
@@ -108,7 +111,7 @@ func (g *Generator) appendAuction(dst []byte, e, ts int64, r *rng) []byte {
 	return append(dst, `"}`...)
 }
 
-func (g *Generator) appendBid(dst []byte, e, ts int64, r *rng) []byte {
+func (g *Generator) appendBid(dst []byte, e, ts int64, when []byte, r *rng) []byte {
 	auction := g.auction(e, r) + FirstAuctionID
 	bidder := g.bidder(e, r) + FirstPersonID
 	dst = append(dst, `{"auction":`...)
@@ -118,9 +121,9 @@ func (g *Generator) appendBid(dst []byte, e, ts int64, r *rng) []byte {
 	dst = append(dst, `,"price":`...)
 	dst = strconv.AppendInt(dst, r.price(), 10)
 	dst = append(dst, ',')
-	dst = r.appendChannel(dst, g.c.Seed)
+	dst = g.appendChannel(dst, r)
 	dst = append(dst, `,"dateTime":`...)
-	dst = strconv.AppendInt(dst, ts, 10)
+	dst = append(dst, when...)
 	dst = append(dst, `,"extra":"`...)
 	dst = r.appendExtra(dst, 32, g.c.AvgBidSize)
 	return append(dst, `"}`...)

@@ -1,13 +1,13 @@
-//! nexmark-rust: the flat maps of Nexmark's queries 0, 1 and 2 of
-//! udfs/nexmark (`q0`, `q1`, `q2`) and its `bids`, written with the Rust
-//! SDK: the same output entries, byte for byte, for the same events. Bids in
-//! the generator's layout are read in one pass; other JSON through the SDK's
-//! JSON reader.
+//! nexmark-rust: the functions of Nexmark's queries 0, 1, 2, 5 and 7 of
+//! udfs/nexmark (`q0`, `q1`, `q2`, `q5_hot`, `q7`) and its `bids`, written
+//! with the Rust SDK: the same output entries, byte for byte, for the same
+//! input. Bids and the built-in aggregates' results in the platform's
+//! layout are read in one pass; other JSON through the SDK's JSON reader.
 
 use std::cell::RefCell;
 
 use platform_udf::json::{self, Kind};
-use platform_udf::{module, Emitter, Output, Record, Result};
+use platform_udf::{module, Emitter, Output, Record, Result, Window};
 
 thread_local! {
     /// The output, reused for every record (emit copies it).
@@ -35,10 +35,21 @@ fn read_bid(v: &[u8]) -> Result<Option<Bid<'_>>> {
     if event_type(v)? != 2 {
         return Ok(None);
     }
-    let obj = match json::get(v, &["bid"]) {
-        Some((obj, Kind::Object)) => obj,
-        _ => return Err("an event of event_type 2 without a bid object".into()),
-    };
+    match json::get(v, &["bid"]) {
+        Some((obj, Kind::Object)) => read_bid_object(obj),
+        _ => Err("an event of event_type 2 without a bid object".into()),
+    }
+    .map(Some)
+}
+
+/// A bid object, as `bids` emits it or as any JSON.
+fn read_bid_object(obj: &[u8]) -> Result<Bid<'_>> {
+    let mut p = Scan { v: obj, i: 0 };
+    if let Some(b) = p.bid_object() {
+        if p.i == obj.len() {
+            return Ok(b);
+        }
+    }
     let int = |name: &'static str| json::get_int(obj, &[name]).ok_or_else(|| format!("bid without an integer {name}"));
     let string = |name: &'static str| match json::get(obj, &[name]) {
         Some((s, Kind::String)) => Ok(s),
@@ -48,7 +59,7 @@ fn read_bid(v: &[u8]) -> Result<Option<Bid<'_>>> {
     string("channel")?;
     string("url")?;
     let date_time = int("dateTime")?;
-    Ok(Some(Bid { auction, bidder, price, date_time, extra: string("extra")?, obj }))
+    Ok(Bid { auction, bidder, price, date_time, extra: string("extra")?, obj })
 }
 
 /// The event_type of an event: at once when the event starts with it.
@@ -70,30 +81,14 @@ fn event_type(v: &[u8]) -> Result<i64> {
 fn fast_bid(v: &[u8]) -> Option<Bid<'_>> {
     let mut p = Scan { v, i: 0 };
     p.lit(BID_EVENT)?;
-    let start = p.i;
-    p.lit(br#"{"auction":"#)?;
-    let auction = p.int()?;
-    p.lit(br#","bidder":"#)?;
-    let bidder = p.int()?;
-    p.lit(br#","price":"#)?;
-    let price = p.int()?;
-    p.lit(br#","channel":"#)?;
-    p.string()?;
-    p.lit(br#","url":"#)?;
-    p.string()?;
-    p.lit(br#","dateTime":"#)?;
-    let date_time = p.int()?;
-    p.lit(br#","extra":"#)?;
-    let extra = p.string()?;
-    p.lit(b"}")?;
-    let obj = &v[start..p.i];
+    let b = p.bid_object()?;
     p.lit(br#","dateTime":"#)?;
     p.int()?;
     p.lit(b"}")?;
     if p.i != v.len() {
         return None;
     }
-    Some(Bid { auction, bidder, price, date_time, extra, obj })
+    Some(b)
 }
 
 /// A scan of the generator's layout.
@@ -103,6 +98,27 @@ struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
+    /// A bid object in the generator's layout.
+    fn bid_object(&mut self) -> Option<Bid<'a>> {
+        let start = self.i;
+        self.lit(br#"{"auction":"#)?;
+        let auction = self.int()?;
+        self.lit(br#","bidder":"#)?;
+        let bidder = self.int()?;
+        self.lit(br#","price":"#)?;
+        let price = self.int()?;
+        self.lit(br#","channel":"#)?;
+        self.string()?;
+        self.lit(br#","url":"#)?;
+        self.string()?;
+        self.lit(br#","dateTime":"#)?;
+        let date_time = self.int()?;
+        self.lit(br#","extra":"#)?;
+        let extra = self.string()?;
+        self.lit(b"}")?;
+        Some(Bid { auction, bidder, price, date_time, extra, obj: &self.v[start..self.i] })
+    }
+
     /// Skips `s`, which must come next. It compares eight bytes at a time:
     /// memcmp is a byte loop in WebAssembly.
     fn lit(&mut self, s: &[u8]) -> Option<()> {
@@ -246,7 +262,7 @@ fn begin(b: &Bid, buf: &mut Vec<u8>, euros: bool) {
     }
 }
 
-fn end(b: &Bid, buf: &mut Vec<u8>) {
+fn end_bid(b: &Bid, buf: &mut Vec<u8>) {
     buf.extend_from_slice(br#","dateTime":"#);
     json::append_int(buf, b.date_time);
     buf.extend_from_slice(br#","extra":"#);
@@ -286,14 +302,14 @@ fn bids(r: Record, out: &mut Emitter) -> Result<()> {
 fn q0(r: Record, out: &mut Emitter) -> Result<()> {
     each_bid(&r, out, |b, buf| {
         begin(b, buf, false);
-        end(b, buf);
+        end_bid(b, buf);
     })
 }
 
 fn q1(r: Record, out: &mut Emitter) -> Result<()> {
     each_bid(&r, out, |b, buf| {
         begin(b, buf, true);
-        end(b, buf);
+        end_bid(b, buf);
     })
 }
 
@@ -309,9 +325,107 @@ fn q2(r: Record, out: &mut Emitter) -> Result<()> {
     })
 }
 
+/// A built-in count's result: the auction (its key), the count and the
+/// window's bounds.
+struct Count {
+    auction: i64,
+    n: i64,
+    start: i64,
+    end: i64,
+}
+
+/// Reads a built-in aggregate's result, {"key":"K","window_start":S,
+/// "window_end":E,"value":N}, as the platform writes it or as any JSON.
+fn read_count(v: &[u8]) -> Result<Count> {
+    let fast = || {
+        let mut p = Scan { v, i: 0 };
+        p.lit(br#"{"key":""#)?;
+        let auction = p.int()?;
+        p.lit(br#"","window_start":"#)?;
+        let start = p.int()?;
+        p.lit(br#","window_end":"#)?;
+        let end = p.int()?;
+        p.lit(br#","value":"#)?;
+        let n = p.int()?;
+        p.lit(b"}")?;
+        (p.i == v.len()).then_some(Count { auction, n, start, end })
+    };
+    if let Some(c) = fast() {
+        return Ok(c);
+    }
+    let mut buf = Vec::new();
+    let key = json::get_str(&mut buf, v, &["key"]).ok_or("count result without a string key")?;
+    let int = |name: &'static str| json::get_int(v, &[name]).ok_or_else(|| format!("count result without an integer {name}"));
+    let (start, end, n) = (int("window_start")?, int("window_end")?, int("value")?);
+    let auction = json::parse_int(key).ok_or("count result whose key is not an auction id")?;
+    Ok(Count { auction, n, start, end })
+}
+
+thread_local! {
+    /// q5's counts of one window, reused.
+    static COUNTS: RefCell<Vec<Count>> = RefCell::new(Vec::new());
+}
+
+/// q5_hot gets the bid counts of every auction of one sliding window (the
+/// results of the built-in count, keyed by window_start) and emits the
+/// auctions with the most bids: {"auction","num","window_start","window_end"}.
+fn q5_hot(_key: &[u8], _w: Window, recs: &[Record], out: &mut Emitter) -> Result<()> {
+    COUNTS.with(|counts| {
+        let counts = &mut *counts.borrow_mut();
+        counts.clear();
+        let mut most = 0;
+        for r in recs {
+            let c = read_count(r.value)?;
+            most = most.max(c.n);
+            counts.push(c);
+        }
+        let (start, end) = counts.last().map_or((0, 0), |c| (c.start, c.end));
+        OUT.with(|buf| {
+            let buf = &mut *buf.borrow_mut();
+            for c in counts.iter().filter(|c| c.n >= most) {
+                buf.clear();
+                buf.extend_from_slice(br#"{"auction":"#);
+                json::append_int(buf, c.auction);
+                buf.extend_from_slice(br#","num":"#);
+                json::append_int(buf, most);
+                buf.extend_from_slice(br#","window_start":"#);
+                json::append_int(buf, start);
+                buf.extend_from_slice(br#","window_end":"#);
+                json::append_int(buf, end);
+                buf.push(b'}');
+                out.emit(Output::new(&buf[..]));
+            }
+        });
+        Ok(())
+    })
+}
+
+/// q7 emits the bid that matched a window's highest price, with the
+/// window's end: {"auction","bidder","price","dateTime","extra","window_end"}.
+/// The interval join pairs the window's result (left) with the bids of its
+/// price (right) from the window's end minus its size to its end.
+fn q7(_key: &[u8], _w: Window, max: Record, b: Record, out: &mut Emitter) -> Result<()> {
+    let end = json::get_int(max.value, &["window_end"]).ok_or("result without an integer window_end")?;
+    let b = read_bid_object(b.value)?;
+    OUT.with(|buf| {
+        let buf = &mut *buf.borrow_mut();
+        buf.clear();
+        begin(&b, buf, false);
+        end_bid(&b, buf);
+        buf.pop();
+        buf.extend_from_slice(br#","window_end":"#);
+        json::append_int(buf, end);
+        buf.push(b'}');
+        out.emit(Output::new(&buf[..]));
+    });
+    Ok(())
+}
+
 module! {
     "bids" => flat_map(bids),
     "q0" => flat_map(q0),
     "q1" => flat_map(q1),
     "q2" => flat_map(q2),
+    "q5_hot" => window_process(q5_hot),
+    "q7" => join(q7),
 }
