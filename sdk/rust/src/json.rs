@@ -649,3 +649,27 @@ impl Writer {
         self.value(|b| b.extend_from_slice(v))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::append_int;
+
+    /// append_int writes what Rust's formatting writes, at every number of
+    /// digits and at the ends of i64.
+    #[test]
+    fn append_int_writes_decimal() {
+        let mut vs = vec![0, i64::MAX, i64::MIN, i64::MIN + 1];
+        let mut p: i64 = 1;
+        for _ in 0..19 {
+            vs.extend_from_slice(&[p - 1, p, p + 1, 7 * p, -p, -(p - 1)]);
+            p = p.saturating_mul(10);
+        }
+        vs.extend_from_slice(&[1_700_000_000_000, 123_456_789_012, 100_000_000, 99_999_999]);
+        let mut buf = Vec::new();
+        for v in vs {
+            buf.clear();
+            append_int(&mut buf, v);
+            assert_eq!(std::str::from_utf8(&buf).unwrap(), v.to_string(), "append_int({v})");
+        }
+    }
+}
