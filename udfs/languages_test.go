@@ -384,14 +384,19 @@ func TestWindowKindsAcrossLanguages(t *testing.T) {
 	// as Go formats floats, over doubles of every magnitude.
 	rng := rand.New(rand.NewSource(5))
 	var floats [][2][]byte
-	for _, f := range []float64{0, math.Copysign(0, -1), 0.1, 1e21, 1e-7, 5e-324, math.MaxFloat64, 123456789012345680000, 2.5, 1.0 / 3} {
+	// Short decimals (at most 15 digits, at most 22 after the point) take
+	// the SDKs' fast path; the others, and its edges, the exact search.
+	for _, f := range []float64{0, math.Copysign(0, -1), 0.1, 1e21, 1e-7, 5e-324, math.MaxFloat64, 123456789012345680000, 2.5, 1.0 / 3,
+		1e14, 999999999999999, 1e15, 922912862521546.25, 0.000123, 1e-5, 12345678.9, -2.5, 123.456, 3e-22, 1.5e-23, 0.1 + 0.2} {
 		floats = append(floats, [2][]byte{meanAcc(1, f), nil})
 	}
-	for len(floats) < 600 {
+	for len(floats) < 900 {
 		if f := math.Float64frombits(rng.Uint64()); !math.IsNaN(f) && !math.IsInf(f, 0) {
 			floats = append(floats, [2][]byte{meanAcc(1, f), nil})
 		}
-		floats = append(floats, [2][]byte{meanAcc(1+rng.Int63n(99), float64(rng.Int63n(100000))), nil})
+		floats = append(floats, [2][]byte{meanAcc(1+rng.Int63n(99), float64(rng.Int63n(100000))), nil},
+			[2][]byte{meanAcc(1, float64(rng.Int63n(1_000_000))/math.Pow10(rng.Intn(12))), nil},
+			[2][]byte{meanAcc(1, float64(rng.Int63n(1<<40))*0.908), nil})
 	}
 	calls = append(calls, call{"avg", groupedFrame(abi.OpResult, floats, make([][]abi.Record, len(floats))), uint32(len(floats))})
 	for _, lang := range sdkLanguages {
@@ -416,7 +421,8 @@ func TestWindowKindsAcrossLanguages(t *testing.T) {
 					}
 				}
 				if !reflect.DeepEqual(got, want) {
-					t.Errorf("call %d (%s): got  %+v\nwant %+v", i, c.fn, got, want)
+					j := firstDifference(got, want)
+					t.Errorf("call %d (%s): %d entries, want %d; entry %d differs: got %s", i, c.fn, len(got), len(want), j, jsonEntryAt(got, want, j))
 				}
 			}
 		})

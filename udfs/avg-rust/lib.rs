@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use platform_udf::{module, Aggregate, Record, Result, Window};
+use platform_udf::{json, module, Aggregate, Record, Result, Window};
 
 /// The accumulator of avg: how many amounts and their sum, stored in 16
 /// bytes: the count, then the sum's bits, little-endian.
@@ -34,8 +34,10 @@ impl Aggregate for Mean {
     fn result(key: &[u8], w: Window, acc: &Self::Acc) -> Result<Vec<u8>> {
         let mut b = b"{\"key\":".to_vec();
         json_string(&mut b, key);
-        let avg = acc.1 / acc.0 as f64;
-        b.extend_from_slice(format!(",\"window_start\":{},\"window_end\":{},\"avg\":{},\"count\":{}}}", w.start, w.end, avg, acc.0).as_bytes());
+        b.extend_from_slice(format!(",\"window_start\":{},\"window_end\":{},\"avg\":", w.start, w.end).as_bytes());
+        // The SDK writes a float as Go does; Display may differ at a tie.
+        json::append_float(&mut b, acc.1 / acc.0 as f64);
+        b.extend_from_slice(format!(",\"count\":{}}}", acc.0).as_bytes());
         Ok(b)
     }
 

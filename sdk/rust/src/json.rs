@@ -477,7 +477,17 @@ pub fn append_float(dst: &mut Vec<u8>, v: f64) {
         let _ = write!(c, "{:.*e}", digits - 1, v);
         c.position() as usize
     };
-    let exact = &exact[..n];
+    let exact = &mut exact[..n];
+    // Rust's formatting may round a tie up (1.63 does): take the even one.
+    if halfway(v, digits) {
+        let e = exact.iter().position(|&c| c == b'e').unwrap_or(exact.len());
+        if let Some(last) = exact[..e].iter().rposition(|c| c.is_ascii_digit()) {
+            if (exact[last] - b'0') % 2 == 1 {
+                exact[last] -= 1;
+            }
+        }
+    }
+    let exact = &exact[..];
     let reads_back = std::str::from_utf8(exact).ok().and_then(|s| s.parse::<f64>().ok()) == Some(v);
     if !reads_back {
         dst.extend_from_slice(shortest);
@@ -517,6 +527,32 @@ pub fn append_float(dst: &mut Vec<u8>, v: f64) {
         dst.push(b'.');
         dst.extend_from_slice(&mant[exp + 1..nd]);
     }
+}
+
+/// Whether `v`, exactly, lies halfway between two decimals of `digits`
+/// significant digits: its exact expansion has `digits + 1` significant
+/// digits, the last a 5.
+fn halfway(v: f64, digits: usize) -> bool {
+    let mut one_more = [0u8; 40];
+    let n = {
+        let mut c = std::io::Cursor::new(&mut one_more[..]);
+        let _ = write!(c, "{:.*e}", digits, v);
+        c.position() as usize
+    };
+    let e = one_more[..n].iter().position(|&c| c == b'e').unwrap_or(n);
+    if e == 0 || one_more[e - 1] != b'5' {
+        return false;
+    }
+    // A double's exact expansion has at most 767 significant digits.
+    let mut all = [0u8; 800];
+    let n = {
+        let mut c = std::io::Cursor::new(&mut all[..]);
+        let _ = write!(c, "{:.*e}", 780, v);
+        c.position() as usize
+    };
+    let e = all[..n].iter().position(|&c| c == b'e').unwrap_or(n);
+    let mant = all[..e].iter().filter(|c| c.is_ascii_digit());
+    mant.skip(digits + 1).all(|&c| c == b'0')
 }
 
 /// Appends the decimal digits of `v`.
@@ -670,6 +706,24 @@ mod tests {
             buf.clear();
             append_int(&mut buf, v);
             assert_eq!(std::str::from_utf8(&buf).unwrap(), v.to_string(), "append_int({v})");
+        }
+    }
+
+    /// append_float takes the even one of two shortest decimals as near
+    /// to the value as each other, as Go's strconv does.
+    #[test]
+    fn append_float_ties_to_even() {
+        for (v, want) in [
+            (922912862521546.25, "922912862521546.2"),
+            (922912862521546.75, "922912862521546.8"),
+            (-922912862521546.25, "-922912862521546.2"),
+            (0.3, "0.3"),
+            (2.5, "2.5"),
+            (1e21, "1000000000000000000000"),
+        ] {
+            let mut buf = Vec::new();
+            super::append_float(&mut buf, v);
+            assert_eq!(std::str::from_utf8(&buf).unwrap(), want, "append_float({v})");
         }
     }
 }
