@@ -121,7 +121,7 @@ func (g *Generator) appendBid(dst []byte, e, ts int64, when []byte, r *rng) []by
 	dst = append(dst, `,"price":`...)
 	dst = strconv.AppendInt(dst, r.price(), 10)
 	dst = append(dst, ',')
-	dst = g.appendChannel(dst, r)
+	dst = r.appendChannel(dst, g.c.Seed)
 	dst = append(dst, `,"dateTime":`...)
 	dst = append(dst, when...)
 	dst = append(dst, `,"extra":"`...)

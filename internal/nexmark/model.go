@@ -11,15 +11,14 @@ const (
 )
 
 // Generator derives the events of one configuration. It holds no state
-// beyond the configuration and what it derives from it: every method is a
-// pure function of the index it is given, and a Generator may be shared.
+// beyond the configuration: every method is a pure function of the index
+// it is given, and a Generator may be shared.
 type Generator struct {
 	c     Config
 	total int64 // the sum of the proportions
 	// futureEvents is how many events pass until InFlightAuctions more
 	// auctions have been created: the horizon of an auction's length.
 	futureEvents int64
-	channels     channelMembers
 }
 
 // New returns the generator of cfg, with defaults for its zero fields.
@@ -33,7 +32,6 @@ func New(cfg Config) (*Generator, error) {
 		c:            c,
 		total:        total,
 		futureEvents: int64(c.InFlightAuctions) * total / int64(c.AuctionProportion),
-		channels:     newChannelMembers(),
 	}, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
-	"sync/atomic"
 )
 
 // rng is a splitmix64 generator, seeded for each event from the seed and
@@ -150,52 +149,29 @@ func (r *rng) appendExtra(dst []byte, size, avg int) []byte {
 // channels.
 var hotChannelNames = [...]string{"Google", "Facebook", "Baidu", "Apple"}
 
-// channelMembers are the JSON string members "channel" and "url" of each
-// channel, built the first time a bid names the channel: a channel's URL
-// is a function of the seed and the channel alone, and drawing it again
-// for every bid cost a fifth of a bid's generation. Index i < channels is
-// "channel-i", channels+h the hot channel h. Full, it holds about 850 KB.
-type channelMembers []atomic.Pointer[[]byte]
-
-func newChannelMembers() channelMembers {
-	return make(channelMembers, channels+len(hotChannelNames))
-}
-
 // appendChannel appends the JSON string members "channel" and "url" of a
-// bid.
-func (g *Generator) appendChannel(dst []byte, r *rng) []byte {
-	var i int
-	if r.intn(hotChannels) > 0 {
-		i = channels + r.intn(len(hotChannelNames))
-	} else {
-		i = r.intn(channels)
-	}
-	if m := g.channels[i].Load(); m != nil {
-		return append(dst, *m...)
-	}
-	// Goroutines that build the same channel at once build the same bytes.
-	m := channelMember(nil, g.c.Seed, i)
-	g.channels[i].Store(&m)
-	return append(dst, m...)
-}
-
-// channelMember appends the members of channel i of channelMembers.
-func channelMember(dst []byte, seed int64, i int) []byte {
+// bid; the URLs are functions of the seed and the channel. (Keeping each
+// channel's members instead was slower in a job: reading them back missed
+// the processor's caches more than drawing them again costs.)
+func (r *rng) appendChannel(dst []byte, seed int64) []byte {
 	dst = append(dst, `"channel":"`...)
-	u := newRNG(seed, channelStream, int64(i))
-	if i >= channels {
-		dst = append(dst, hotChannelNames[i-channels]...)
+	if r.intn(hotChannels) > 0 {
+		i := r.intn(len(hotChannelNames))
+		dst = append(dst, hotChannelNames[i]...)
 		dst = append(dst, `","url":"`...)
+		u := newRNG(seed, channelStream, int64(channels+i))
 		dst = u.appendURL(dst)
 		return append(dst, '"')
 	}
+	ch := r.intn(channels)
 	dst = append(dst, "channel-"...)
-	dst = strconv.AppendInt(dst, int64(i), 10)
+	dst = strconv.AppendInt(dst, int64(ch), 10)
 	dst = append(dst, `","url":"`...)
+	u := newRNG(seed, channelStream, int64(ch))
 	dst = u.appendURL(dst)
 	if u.intn(10) > 0 {
 		dst = append(dst, "&channel_id="...)
-		id := int64(int32(bits.Reverse32(uint32(i))))
+		id := int64(int32(bits.Reverse32(uint32(ch))))
 		dst = strconv.AppendInt(dst, max(id, -id), 10)
 	}
 	return append(dst, '"')
