@@ -298,6 +298,50 @@ bool udf_json_get(udf_bytes data, const char *const *path, size_t depth, udf_byt
 	return true;
 }
 
+size_t udf_json_lookup(udf_bytes data, const char *const *keys, size_t nkeys, udf_bytes *values, udf_json_kind *kinds) {
+	const uint8_t *d = data.data;
+	size_t n = data.len, found = 0, i = skip_space(d, n, 0);
+	for (size_t k = 0; k < nkeys; k++) {
+		values[k] = (udf_bytes){0};
+		kinds[k] = UDF_JSON_INVALID;
+	}
+	if (i >= n || d[i] != '{' || nkeys == 0) return 0;
+	i = skip_space(d, n, i + 1);
+	while (i < n && d[i] == '"') {
+		bool escaped;
+		size_t end = string_end(d, n, i, &escaped);
+		if (end == NONE) return found;
+		const uint8_t *name = d + i + 1;
+		size_t nlen = end - i - 2;
+		size_t match = NONE;
+		for (size_t k = 0; k < nkeys; k++) {
+			if (kinds[k] != UDF_JSON_INVALID) continue;
+			size_t klen = strlen(keys[k]);
+			if (escaped ? escaped_equal(name, nlen, keys[k], klen) : nlen == klen && memcmp(name, keys[k], klen) == 0) {
+				match = k;
+				break;
+			}
+		}
+		i = skip_space(d, n, end);
+		if (i >= n || d[i] != ':') return found;
+		i = skip_space(d, n, i + 1);
+		udf_json_kind kind;
+		size_t v = i;
+		end = value_end(d, n, i, &kind);
+		if (end == NONE) return found;
+		i = skip_space(d, n, end);
+		if (i >= n || (d[i] != ',' && d[i] != '}')) return found;
+		if (match != NONE) {
+			values[match] = (udf_bytes){d + v, end - v};
+			kinds[match] = kind;
+			if (++found == nkeys) return found;
+		}
+		if (d[i] == '}') return found;
+		i = skip_space(d, n, i + 1);
+	}
+	return found;
+}
+
 bool udf_json_parse_int(udf_bytes v, int64_t *out) {
 	const uint8_t *d = v.data;
 	size_t n = v.len, i = 0;
@@ -544,8 +588,6 @@ void udf_json_int(udf_json_writer *w, int64_t v) {
  * own (DBL_DIG), so when m / 10^k reads back as v it is the shortest
  * decimal that does (the Go SDK's writer takes the same steps). */
 static bool short_decimal(double v, int64_t *m, int *k) {
-	static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-	                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 	const double limit = 1e15;
 	if (v == 0 || v >= limit || v <= -limit) return false;
 	for (int i = 0; i < (int)(sizeof pow10 / sizeof pow10[0]); i++) {

@@ -62,6 +62,15 @@ typedef enum udf_json_kind {
  * the input is malformed. */
 bool udf_json_get(udf_bytes data, const char *const *path, size_t depth, udf_bytes *value, udf_json_kind *kind);
 
+/* udf_json_lookup finds the values of several members of the object data
+ * in one pass, the first member of each name: values[k] and kinds[k] are
+ * those of the member named keys[k], or {0} and UDF_JSON_INVALID. It stops
+ * as soon as it has found them all, or at malformed input, and returns how
+ * many it found. Each value it finds is exactly what udf_json_get(data,
+ * UDF_JSON_PATH(keys[k]), ...) finds: it makes the same checks on the way,
+ * in one scan instead of one per key (the Go SDK's json.Lookup). */
+size_t udf_json_lookup(udf_bytes data, const char *const *keys, size_t n, udf_bytes *values, udf_json_kind *kinds);
+
 /* udf_json_get_int reads the number at path as an int64_t: false when there
  * is none, or it has a fraction or an exponent, or does not fit. */
 bool udf_json_get_int(udf_bytes data, const char *const *path, size_t depth, int64_t *out);

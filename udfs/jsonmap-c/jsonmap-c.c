@@ -14,19 +14,33 @@ static uint8_t *channel;
 static size_t channel_cap;
 static udf_json_writer out;
 
+/* The members bid_eur reads, found in one pass (udf_json_lookup). */
+static const char *const keys[] = {"auction", "bidder", "price", "channel", "dateTime"};
+enum { AUCTION, BIDDER, PRICE, CHANNEL, DATE_TIME, KEYS };
+
+/* integer reads member k of the lookup as an int64_t. */
+static bool integer(const udf_bytes *v, const udf_json_kind *kinds, int k, int64_t *out) {
+	return kinds[k] == UDF_JSON_NUMBER && udf_json_parse_int(v[k], out);
+}
+
 static int bid_eur(const udf_record *in, udf_output *o) {
 	int64_t auction, bidder, price, date_time;
 	size_t channel_len;
-	if (!udf_json_get_int(in->value, UDF_JSON_PATH("auction"), &auction)) return udf_error("no integer \"auction\"");
-	if (!udf_json_get_int(in->value, UDF_JSON_PATH("bidder"), &bidder)) return udf_error("no integer \"bidder\"");
-	if (!udf_json_get_int(in->value, UDF_JSON_PATH("price"), &price)) return udf_error("no integer \"price\"");
-	if (!udf_json_get_string(in->value, UDF_JSON_PATH("channel"), channel, channel_cap, &channel_len)) {
+	udf_bytes v[KEYS];
+	udf_json_kind kinds[KEYS];
+	udf_json_lookup(in->value, keys, KEYS, v, kinds);
+	if (!integer(v, kinds, AUCTION, &auction)) return udf_error("no integer \"auction\"");
+	if (!integer(v, kinds, BIDDER, &bidder)) return udf_error("no integer \"bidder\"");
+	if (!integer(v, kinds, PRICE, &price)) return udf_error("no integer \"price\"");
+	if (kinds[CHANNEL] != UDF_JSON_STRING) return udf_error("no string \"channel\"");
+	udf_bytes raw = {v[CHANNEL].data + 1, v[CHANNEL].len - 2};
+	if (!udf_json_unescape(raw, channel, channel_cap, &channel_len)) {
 		if (channel_len <= channel_cap) return udf_error("no string \"channel\"");
 		channel_cap = 2 * channel_len;
 		if (!(channel = realloc(channel, channel_cap))) abort();
-		udf_json_get_string(in->value, UDF_JSON_PATH("channel"), channel, channel_cap, &channel_len);
+		udf_json_unescape(raw, channel, channel_cap, &channel_len);
 	}
-	if (!udf_json_get_int(in->value, UDF_JSON_PATH("dateTime"), &date_time)) return udf_error("no integer \"dateTime\"");
+	if (!integer(v, kinds, DATE_TIME, &date_time)) return udf_error("no integer \"dateTime\"");
 	udf_json_reset(&out);
 	udf_json_begin_object(&out);
 	udf_json_key(&out, "auction");
