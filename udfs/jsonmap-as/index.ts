@@ -2,15 +2,17 @@
 // JSON reader and writer: the map of Nexmark's query 1 over bids in JSON.
 // The README of udfs/jsonmap says exactly what it writes.
 
-import { JsonPath, JsonReader, JsonWriter, Output, Record, fail, map } from "../../sdk/assemblyscript/assembly/index";
+import { JsonFields, JsonReader, JsonWriter, Output, Record, fail, map } from "../../sdk/assemblyscript/assembly/index";
 
 export * from "../../sdk/assemblyscript/assembly/exports";
 
-const AUCTION = new JsonPath(["auction"]);
-const BIDDER = new JsonPath(["bidder"]);
-const PRICE = new JsonPath(["price"]);
-const CHANNEL = new JsonPath(["channel"]);
-const DATE_TIME = new JsonPath(["dateTime"]);
+// The members bid_eur reads, found in one pass (JsonReader.lookup).
+const FIELDS = new JsonFields(["auction", "bidder", "price", "channel", "dateTime"]);
+const AUCTION = 0;
+const BIDDER = 1;
+const PRICE = 2;
+const CHANNEL = 3;
+const DATE_TIME = 4;
 
 // The reader and the writer, reused for every record: the SDK copies the
 // output when bidEur returns.
@@ -19,27 +21,28 @@ const out = new JsonWriter();
 
 function bidEur(r: Record): Output {
   const v = r.value;
-  if (!json.getInt(v, AUCTION)) {
+  json.lookup(v, FIELDS);
+  if (!json.intOf(v, FIELDS, AUCTION)) {
     fail('no integer "auction"');
     return new Output(v);
   }
   const auction = json.int;
-  if (!json.getInt(v, BIDDER)) {
+  if (!json.intOf(v, FIELDS, BIDDER)) {
     fail('no integer "bidder"');
     return new Output(v);
   }
   const bidder = json.int;
-  if (!json.getInt(v, PRICE)) {
+  if (!json.intOf(v, FIELDS, PRICE)) {
     fail('no integer "price"');
     return new Output(v);
   }
   const price = json.int;
-  if (!json.getString(v, CHANNEL)) {
+  if (!json.stringOf(v, FIELDS, CHANNEL)) {
     fail('no string "channel"');
     return new Output(v);
   }
   const channel = json.str;
-  if (!json.getInt(v, DATE_TIME)) {
+  if (!json.intOf(v, FIELDS, DATE_TIME)) {
     fail('no integer "dateTime"');
     return new Output(v);
   }

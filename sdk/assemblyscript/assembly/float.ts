@@ -1,6 +1,6 @@
 // formatFloat: the shortest decimal that reads back as a double, without an
-// exponent, as Go's strconv.FormatFloat(x, 'f', -1, 64) and Rust's Display
-// write it. AssemblyScript's own f64.toString may give more digits, or
+// exponent, as Go's strconv.FormatFloat(x, 'f', -1, 64) writes it (of two
+// as near as each other, the even one). AssemblyScript's own f64.toString may give more digits, or
 // other ones, so JSON a UDF writes would differ from the other languages'.
 //
 // The double x = m * 2^e has the rounding interval (m - 1/2, m + 1/2) * 2^e
@@ -77,43 +77,68 @@ function addPow10(d: Array<u8>, q: i32): Array<u8> {
 const POW10: StaticArray<f64> = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
 
+/** The decimal shortDecimal found: shortMantissa / 10^shortScale. */
+export let shortMantissa: i64 = 0;
+export let shortScale: i32 = 0;
+
 /**
- * x as m / 10^k with at most 15 digits in m and k as small as it can be,
- * written; null when there is none. It is the case of most numbers a UDF
- * writes, and much faster than the search below. Every decimal of at most
- * 15 significant digits reads back as an f64 of its own (DBL_DIG), so when
- * m / 10^k reads back as x it is the shortest decimal that does (the Go
- * SDK's writer takes the same steps).
+ * Finds x as m / 10^k with at most 15 digits in m and k as small as it can
+ * be, into shortMantissa and shortScale; false when there is none. It is
+ * the case of most numbers a UDF writes, and much faster than the search
+ * below. Every decimal of at most 15 significant digits reads back as an
+ * f64 of its own (DBL_DIG), so when m / 10^k reads back as x it is the
+ * shortest decimal that does (the Go SDK's writer takes the same steps).
  */
-function shortDecimal(x: f64): string | null {
+export function shortDecimal(x: f64): bool {
   const limit: f64 = 1e15;
-  if (x == 0 || x >= limit || x <= -limit) return null;
+  if (x == 0 || x >= limit || x <= -limit) return false;
   for (let k = 0; k < POW10.length; k++) {
-    const t = x * POW10[k];
-    if (t >= limit || t <= -limit) return null;
-    let m = <i64>nearest(t); // to even
-    if (<f64>m / POW10[k] != x) continue;
-    // x is m / 10^k: the integer's digits with a point k from the end.
-    const neg = m < 0;
-    if (neg) m = -m;
-    const digits = new Array<i32>();
-    for (let i = 0; m > 0 || i <= k; i++) {
-      if (i == k && k > 0) digits.push(0x2e);
-      digits.push(0x30 + <i32>(m % 10));
-      m /= 10;
+    const t = x * unchecked(POW10[k]);
+    if (t >= limit || t <= -limit) return false;
+    const m = <i64>nearest(t); // to even
+    if (<f64>m / unchecked(POW10[k]) == x) {
+      shortMantissa = m;
+      shortScale = k;
+      return true;
     }
-    if (neg) digits.push(0x2d);
-    digits.reverse();
-    return String.fromCharCodes(digits);
   }
-  return null;
+  return false;
+}
+
+/** The number of characters shortDecimal's decimal takes. */
+export function shortLength(): i32 {
+  let m = shortMantissa < 0 ? 0 - shortMantissa : shortMantissa;
+  let digits = 0;
+  for (; m > 0; m /= 10) digits++;
+  const k = shortScale;
+  return (shortMantissa < 0 ? 1 : 0) + max(digits, k + 1) + (k > 0 ? 1 : 0);
+}
+
+/** Writes shortDecimal's decimal, of shortLength() bytes, at p. */
+export function writeShort(p: usize): void {
+  let m = shortMantissa;
+  const k = shortScale;
+  let q = p + <usize>shortLength();
+  if (m < 0) {
+    store<u8>(p, 0x2d);
+    m = -m;
+  }
+  // The integer's digits with a point k from the end.
+  for (let i = 0; m > 0 || i <= k; i++) {
+    if (i == k && k > 0) store<u8>(--q, 0x2e);
+    store<u8>(--q, <u8>(0x30 + m % 10));
+    m /= 10;
+  }
 }
 
 export function formatFloat(x: f64): string {
   if (isNaN(x)) return "NaN";
   if (!isFinite(x)) return x > 0 ? "+Inf" : "-Inf";
-  const short = shortDecimal(x);
-  if (short !== null) return short;
+  if (shortDecimal(x)) {
+    const b = new Uint8Array(shortLength());
+    writeShort(b.dataStart);
+    return String.UTF8.decodeUnsafe(b.dataStart, <usize>b.length);
+  }
   const bits = reinterpret<u64>(x);
   const sign = bits >> 63 != 0 ? "-" : "";
   const biased = <i32>((bits >> 52) & 0x7ff);

@@ -18,9 +18,9 @@ import { Context, ListState, MapState, NO_WATERMARK, TimeDomain, Timer, ValueSta
 import { BroadcastState } from "./broadcast";
 import { formatFloat } from "./float";
 import { Header, Output, Record, bytes } from "./record";
-import { JsonKind, JsonPath, JsonReader, JsonWriter } from "./json";
+import { JsonFields, JsonKind, JsonPath, JsonReader, JsonWriter } from "./json";
 
-export { AggregateFns, BroadcastState, Context, Emitter, Eviction, LookupResult, Lookups, Window, Header, JsonKind, JsonPath, JsonReader, JsonWriter, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
+export { AggregateFns, BroadcastState, Context, Emitter, Eviction, LookupResult, Lookups, Window, Header, JsonFields, JsonKind, JsonPath, JsonReader, JsonWriter, ListState, MapState, NO_WATERMARK, Output, Record, TimeDomain, Timer, ValueState, bytes, fail, formatFloat };
 
 /** Registers a map function: exactly one output per input record. */
 export function map(name: string, f: (r: Record) => Output): void {

@@ -12,7 +12,7 @@
 //
 // A JsonWriter appends JSON to a buffer it reuses from record to record.
 
-import { formatFloat } from "./float";
+import { formatFloat, shortDecimal, shortLength, writeShort } from "./float";
 
 /** The kinds of JSON values. */
 export enum JsonKind {
@@ -33,6 +33,23 @@ export class JsonPath {
 
   constructor(keys: string[]) {
     for (let i = 0; i < keys.length; i++) this.keys.push(Uint8Array.wrap(String.UTF8.encode(keys[i])));
+  }
+}
+
+/** Members to find in one pass (JsonReader.lookup): their names, encoded
+ * once, and where lookup found each. Build them at the top level and reuse
+ * them. */
+export class JsonFields {
+  keys: Uint8Array[] = [];
+  kinds: StaticArray<JsonKind>;
+  starts: StaticArray<i32>;
+  ends: StaticArray<i32>;
+
+  constructor(names: string[]) {
+    this.kinds = new StaticArray<JsonKind>(names.length);
+    this.starts = new StaticArray<i32>(names.length);
+    this.ends = new StaticArray<i32>(names.length);
+    for (let i = 0; i < names.length; i++) this.keys.push(Uint8Array.wrap(String.UTF8.encode(names[i])));
   }
 }
 
@@ -380,7 +397,78 @@ export class JsonReader {
   /** Reads the number at path into `int`: false when there is none, or it
    * has a fraction or an exponent, or does not fit an i64. */
   getInt(data: Uint8Array, path: JsonPath): bool {
-    if (!this.get(data, path) || this.kind != JsonKind.Number) return false;
+    return this.get(data, path) && this.readInt(data);
+  }
+
+  /** Finds the values of several members of the object data in one pass,
+   * the first member of each name, into fields; it returns how many it
+   * found. It stops as soon as it has found them all, or at malformed
+   * input. Each value it finds is exactly what get finds for its key: it
+   * makes the same checks on the way, in one scan instead of one per key
+   * (the Go SDK's json.Lookup). Read them with intOf and stringOf. */
+  lookup(data: Uint8Array, fields: JsonFields): i32 {
+    const keys = fields.keys;
+    const nkeys = keys.length;
+    for (let k = 0; k < nkeys; k++) unchecked((fields.kinds[k] = JsonKind.Invalid));
+    const n = data.length;
+    let found = 0;
+    let i = skipSpace(data, 0);
+    if (i >= n || at(data, i) != 0x7b || nkeys == 0) return 0;
+    i = skipSpace(data, i + 1);
+    while (i < n && at(data, i) == 0x22) {
+      let end = stringEnd(data, i);
+      if (end == NONE) return found;
+      let match = -1;
+      for (let k = 0; k < nkeys; k++) {
+        if (unchecked(fields.kinds[k]) != JsonKind.Invalid) continue;
+        if (nameEquals(data, i + 1, end - 1, stringEscaped, unchecked(keys[k]))) {
+          match = k;
+          break;
+        }
+      }
+      i = skipSpace(data, end);
+      if (i >= n || at(data, i) != 0x3a) return found;
+      i = skipSpace(data, i + 1);
+      const v = i;
+      end = valueEnd(data, i);
+      if (end == NONE) return found;
+      const kind = valueKind;
+      i = skipSpace(data, end);
+      if (i >= n || (at(data, i) != 0x2c && at(data, i) != 0x7d)) return found;
+      if (match >= 0) {
+        unchecked((fields.kinds[match] = kind));
+        unchecked((fields.starts[match] = v));
+        unchecked((fields.ends[match] = end));
+        if (++found == nkeys) return found;
+      }
+      if (at(data, i) == 0x7d) return found;
+      i = skipSpace(data, i + 1);
+    }
+    return found;
+  }
+
+  /** Makes member k of the last lookup into fields the value the reader
+   * found: false when lookup found none. */
+  private field(fields: JsonFields, k: i32): bool {
+    this.kind = fields.kinds[k];
+    this.start = fields.starts[k];
+    this.end = fields.ends[k];
+    return this.kind != JsonKind.Invalid;
+  }
+
+  /** Reads member k of the last lookup into fields as getInt does. */
+  intOf(data: Uint8Array, fields: JsonFields, k: i32): bool {
+    return this.field(fields, k) && this.readInt(data);
+  }
+
+  /** Reads member k of the last lookup into fields as getString does. */
+  stringOf(data: Uint8Array, fields: JsonFields, k: i32): bool {
+    return this.field(fields, k) && this.readString(data);
+  }
+
+  /** Reads the value found into `int`, as getInt. */
+  private readInt(data: Uint8Array): bool {
+    if (this.kind != JsonKind.Number) return false;
     let i = this.start;
     const end = this.end;
     const neg = at(data, i) == 0x2d;
@@ -460,7 +548,12 @@ export class JsonReader {
    * none or it has an invalid escape. Bytes that are not UTF-8 are kept as
    * they are; an escaped lone UTF-16 surrogate becomes U+FFFD. */
   getString(data: Uint8Array, path: JsonPath): bool {
-    if (!this.get(data, path) || this.kind != JsonKind.String) return false;
+    return this.get(data, path) && this.readString(data);
+  }
+
+  /** Reads the value found into `str`, as getString. */
+  private readString(data: Uint8Array): bool {
+    if (this.kind != JsonKind.String) return false;
     const start = this.start + 1;
     const end = this.end - 1;
     let i = start;
@@ -673,7 +766,14 @@ export class JsonWriter {
    * and the infinities, which JSON cannot write, as null. */
   float(v: f64): JsonWriter {
     this.comma();
-    this.putAscii(isFinite(v) ? formatFloat(v) : "null");
+    if (shortDecimal(v)) {
+      const l = shortLength();
+      this.reserve(l);
+      writeShort(this.buf.dataStart + <usize>this.len);
+      this.len += l;
+    } else {
+      this.putAscii(isFinite(v) ? formatFloat(v) : "null");
+    }
     this.more = true;
     return this;
   }
