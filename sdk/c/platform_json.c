@@ -587,12 +587,17 @@ void udf_json_int(udf_json_writer *w, int64_t v) {
  * decimal of at most 15 significant digits reads back as a double of its
  * own (DBL_DIG), so when m / 10^k reads back as v it is the shortest
  * decimal that does (the Go SDK's writer takes the same steps). */
-static bool short_decimal(double v, int64_t *m, int *k) {
+static bool short_decimal(double v, int64_t *m, int *k, bool *too_long) {
 	const double limit = 1e15;
+	*too_long = false;
 	if (v == 0 || v >= limit || v <= -limit) return false;
 	for (int i = 0; i < (int)(sizeof pow10 / sizeof pow10[0]); i++) {
 		double t = v * pow10[i];
-		if (t >= limit || t <= -limit) return false;
+		if (t >= limit || t <= -limit) {
+			/* Each decimal of at most 15 digits is m / 10^k for a k tried. */
+			*too_long = true;
+			return false;
+		}
 		int64_t n = (int64_t)__builtin_rint(t); /* to even, as the default rounding */
 		if ((double)n / pow10[i] == v) {
 			*m = n;
@@ -612,7 +617,8 @@ void udf_json_float(udf_json_writer *w, double v) {
 	}
 	int64_t m;
 	int k;
-	if (short_decimal(v, &m, &k)) {
+	bool too_long;
+	if (short_decimal(v, &m, &k, &too_long)) {
 		/* v is m / 10^k: the integer's digits with a point k from the end. */
 		if (m < 0) {
 			put(w, "-", 1);
@@ -630,7 +636,8 @@ void udf_json_float(udf_json_writer *w, double v) {
 	/* The shortest of %.<p>e that reads back as v, rewritten without its
 	 * exponent. */
 	char e[32];
-	for (int p = 1; p <= 17; p++) {
+	/* short_decimal has ruled out 15 digits or fewer where it says so. */
+	for (int p = too_long ? 16 : 1; p <= 17; p++) {
 		snprintf(e, sizeof e, "%.*e", p - 1, v);
 		if (strtod(e, NULL) == v) break;
 	}

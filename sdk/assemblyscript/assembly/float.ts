@@ -10,11 +10,11 @@
 // digits; the answer is the decimal with the fewest significant digits
 // inside the interval, nearest to x.
 
-/** Digits multiplied by a small factor, in place. */
-function mulSmall(d: Array<u8>, k: u32): void {
-  let carry: u32 = 0;
+/** Digits multiplied by a factor below 2^32, in place. */
+function mulSmall(d: Array<u8>, k: u64): void {
+  let carry: u64 = 0;
   for (let i = 0; i < d.length; i++) {
-    const v = <u32>d[i] * k + carry;
+    const v = <u64>d[i] * k + carry;
     d[i] = <u8>(v % 10);
     carry = v / 10;
   }
@@ -80,6 +80,9 @@ const POW10: StaticArray<f64> = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e
 /** The decimal shortDecimal found: shortMantissa / 10^shortScale. */
 export let shortMantissa: i64 = 0;
 export let shortScale: i32 = 0;
+/** Set by shortDecimal when it found none because every decimal that
+ * reads back as x has more than 15 significant digits. */
+let shortTooLong = false;
 
 /**
  * Finds x as m / 10^k with at most 15 digits in m and k as small as it can
@@ -91,10 +94,15 @@ export let shortScale: i32 = 0;
  */
 export function shortDecimal(x: f64): bool {
   const limit: f64 = 1e15;
+  shortTooLong = false;
   if (x == 0 || x >= limit || x <= -limit) return false;
   for (let k = 0; k < POW10.length; k++) {
     const t = x * unchecked(POW10[k]);
-    if (t >= limit || t <= -limit) return false;
+    if (t >= limit || t <= -limit) {
+      // Each decimal of at most 15 digits is m / 10^k for a k tried.
+      shortTooLong = true;
+      return false;
+    }
     const m = <i64>nearest(t); // to even
     if (<f64>m / unchecked(POW10[k]) == x) {
       shortMantissa = m;
@@ -158,21 +166,27 @@ export function formatFloat(x: f64): string {
   let hi = fromU64(4 * m + 2);
   // The value of the digits is them times 10^point.
   let point = 0;
-  const s = e - 2;
-  for (let i = 0; i < s; i++) {
-    mulSmall(lo, 2);
-    mulSmall(mid, 2);
-    mulSmall(hi, 2);
+  // Times 2^s: 2^30 or 5^13 (with the point 13 places left) a pass.
+  let s = e - 2;
+  for (; s > 0; s -= min(s, 30)) {
+    const k = <u64>1 << <u64>min(s, 30);
+    mulSmall(lo, k);
+    mulSmall(mid, k);
+    mulSmall(hi, k);
   }
-  for (let i = s; i < 0; i++) {
-    mulSmall(lo, 5);
-    mulSmall(mid, 5);
-    mulSmall(hi, 5);
-    point--;
+  for (; s < 0; s += min(-s, 13)) {
+    const n = min(-s, 13);
+    let k: u64 = 1;
+    for (let i = 0; i < n; i++) k *= 5;
+    mulSmall(lo, k);
+    mulSmall(mid, k);
+    mulSmall(hi, k);
+    point -= n;
   }
   const inclusive = (m & 1) == 0;
   let best = mid;
-  for (let p = 1; p <= mid.length; p++) {
+  // shortDecimal has ruled out 15 digits or fewer where it says so.
+  for (let p = shortTooLong ? 16 : 1; p <= mid.length; p++) {
     const q = mid.length - p;
     const down = truncate(mid, q);
     const up = addPow10(down, q);
@@ -195,14 +209,26 @@ export function formatFloat(x: f64): string {
   }
   let last = best.length - 1;
   while (last > first && best[last] == 0) last--;
-  let digits = "";
-  for (let i = last; i >= first; i--) digits += String.fromCharCode(0x30 + best[i]);
-  const n = digits.length;
+  // Written into one buffer: sign, digits and point, then zeros.
+  const n = last - first + 1;
+  const neg = sign.length > 0;
+  let size = (neg ? 1 : 0) + (point >= 0 ? n + point : -point < n ? n + 1 : 2 - point);
+  const b = new Uint8Array(size);
+  let w = 0;
+  if (neg) b[w++] = 0x2d;
   if (point >= 0) {
-    return sign + digits + "0".repeat(point);
+    for (let i = last; i >= first; i--) b[w++] = 0x30 + best[i];
+    for (let i = 0; i < point; i++) b[w++] = 0x30;
+  } else if (-point < n) {
+    for (let i = last; i >= first; i--) {
+      if (i - first + 1 == -point) b[w++] = 0x2e;
+      b[w++] = 0x30 + best[i];
+    }
+  } else {
+    b[w++] = 0x30;
+    b[w++] = 0x2e;
+    for (let i = 0; i < -point - n; i++) b[w++] = 0x30;
+    for (let i = last; i >= first; i--) b[w++] = 0x30 + best[i];
   }
-  if (-point < n) {
-    return sign + digits.substring(0, n + point) + "." + digits.substring(n + point);
-  }
-  return sign + "0." + "0".repeat(-point - n) + digits;
+  return String.UTF8.decodeUnsafe(b.dataStart, <usize>size);
 }
