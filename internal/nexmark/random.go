@@ -47,44 +47,41 @@ func (r *rng) float() float64 { return float64(r.next()>>11) / (1 << 53) }
 // reference draws them: round(10^(6u) * 100).
 func (r *rng) price() int64 { return int64(math.Round(pow10(r.float()*6) * 100)) }
 
-// ln10 is math.Log(10) as math.Pow computes it.
+// ln10 is math.Log(10), as math.Pow computes it for a power of 10.
 var ln10 = math.Log(10)
 
-// pow10 is math.Pow(10, y) for y in [0, 6), bit for bit: the steps
-// math.Pow takes for those arguments, with the logarithm of 10 computed
-// once. math.Pow was a third of the generator's time.
+// tenToTheTwoToThe are 10^1, 10^2 and 10^4 as a fraction in [0.5, 1) and
+// a power of two (all exact): the factors of 10^n for n below 8.
+var tenToTheTwoToThe = [3]struct {
+	frac float64
+	exp  int
+}{{0.625, 4}, {0.78125, 7}, {0.6103515625, 14}}
+
+// pow10 is math.Pow(10, y) for y in [0, 6), bit for bit, about a fifth
+// cheaper (math.Pow was a third of the generator's time): math.Pow splits y
+// into an integer n and a fraction f in (-0.5, 0.5], takes exp(f * ln 10),
+// then multiplies in the factors of 10^n, smallest first, keeping the
+// powers of two apart; this does the same with ln 10 computed once, and
+// gives y = 0.5 the square root, as math.Pow does.
 func pow10(y float64) float64 {
-	switch y {
-	case 0:
-		return 1
-	case 1:
-		return 10
-	case 0.5:
+	if y == 0.5 {
 		return math.Sqrt(10)
 	}
-	yi, yf := math.Modf(y)
-	a1, ae := 1.0, 0
-	if yf != 0 {
-		if yf > 0.5 {
-			yf--
-			yi++
-		}
-		a1 = math.Exp(yf * ln10)
+	n, f := math.Modf(y)
+	if f > 0.5 {
+		n, f = n+1, f-1
 	}
-	x1, xe := 0.625, 4 // math.Frexp(10)
-	for i := int64(yi); i != 0; i >>= 1 {
-		if i&1 == 1 {
-			a1 *= x1
-			ae += xe
-		}
-		x1 *= x1
-		xe <<= 1
-		if x1 < .5 {
-			x1 += x1
-			xe--
+	a, exp := 1.0, 0
+	if f != 0 {
+		a = math.Exp(f * ln10)
+	}
+	for i, bits := 0, int(n); bits != 0; i, bits = i+1, bits>>1 {
+		if bits&1 == 1 {
+			a *= tenToTheTwoToThe[i].frac
+			exp += tenToTheTwoToThe[i].exp
 		}
 	}
-	return math.Ldexp(a1, ae)
+	return math.Ldexp(a, exp)
 }
 
 // minString is the least length drawn for a random string.
