@@ -147,6 +147,12 @@ export function formatFloat(x: f64): string {
     writeShort(b.dataStart);
     return String.UTF8.decodeUnsafe(b.dataStart, <usize>b.length);
   }
+  return exactDecimal(x);
+}
+
+/** formatFloat of a finite x for which shortDecimal(x), just before,
+ * found none: the exact search, from 16 digits where shortDecimal says so. */
+export function exactDecimal(x: f64): string {
   const bits = reinterpret<u64>(x);
   const sign = bits >> 63 != 0 ? "-" : "";
   const biased = <i32>((bits >> 52) & 0x7ff);

@@ -12,7 +12,7 @@
 //
 // A JsonWriter appends JSON to a buffer it reuses from record to record.
 
-import { formatFloat, shortDecimal, shortLength, writeShort } from "./float";
+import { exactDecimal, shortDecimal, shortLength, writeShort } from "./float";
 
 /** The kinds of JSON values. */
 export enum JsonKind {
@@ -772,7 +772,7 @@ export class JsonWriter {
       writeShort(this.buf.dataStart + <usize>this.len);
       this.len += l;
     } else {
-      this.putAscii(isFinite(v) ? formatFloat(v) : "null");
+      this.putAscii(isFinite(v) ? exactDecimal(v) : "null");
     }
     this.more = true;
     return this;

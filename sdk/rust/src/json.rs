@@ -509,7 +509,7 @@ pub fn append_float(dst: &mut Vec<u8>, v: f64) {
             }
         }
     }
-    let exact = &exact[..];
+    let exact: &[u8] = exact;
     let reads_back = std::str::from_utf8(exact).ok().and_then(|s| s.parse::<f64>().ok()) == Some(v);
     if !reads_back {
         dst.extend_from_slice(shortest);
