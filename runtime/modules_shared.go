@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,7 @@ var ErrCorruptModule = errors.New("corrupt module")
 
 // sharedModules is where a cluster keeps its modules and their names.
 type sharedModules struct {
+	js    jetstream.JetStream
 	obs   jetstream.ObjectStore
 	names jetstream.KeyValue
 }
@@ -81,7 +83,7 @@ func (m *Manager) openSharedModules(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("shared modules: bucket %s: %w", moduleNamesBucket, err)
 	}
-	m.shared = &sharedModules{obs: obs, names: kv}
+	m.shared = &sharedModules{js: js, obs: obs, names: kv}
 	return nil
 }
 
@@ -137,7 +139,7 @@ func (m *Manager) sharedModule(ctx context.Context, id string) (*moduleEntry, ti
 	if !isModuleID(id) {
 		return nil, time.Time{}, fmt.Errorf("module %s: %w", id, ErrNotFound)
 	}
-	info, err := m.shared.obs.GetInfo(ctx, id)
+	info, err := m.shared.info(ctx, id)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		m.forgetModule(id)
 		return nil, time.Time{}, fmt.Errorf("module %s: %w", id, ErrNotFound)
@@ -147,6 +149,34 @@ func (m *Manager) sharedModule(ctx context.Context, id string) (*moduleEntry, ti
 	}
 	e, err := m.storedModule(ctx, info)
 	return e, uploadedAt(info), err
+}
+
+// info is the store's description of module id. The bucket's reads are
+// direct gets, which a replica a new upload has not reached yet answers
+// with "not found"; such an answer is asked of the stream's leader again,
+// so that a module is found at once after its upload was acknowledged, on
+// any worker.
+func (s *sharedModules) info(ctx context.Context, id string) (*jetstream.ObjectInfo, error) {
+	info, err := s.obs.GetInfo(ctx, id)
+	if !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return info, err
+	}
+	msg, lerr := jsplace.LastMsgFromLeader(ctx, s.js, "OBJ_"+modulesBucket, "$O."+modulesBucket+".M."+base64.URLEncoding.EncodeToString([]byte(id)))
+	if errors.Is(lerr, jetstream.ErrMsgNotFound) {
+		return nil, err
+	}
+	if lerr != nil {
+		return nil, lerr
+	}
+	var leaders jetstream.ObjectInfo
+	if err := json.Unmarshal(msg.Data, &leaders); err != nil {
+		return nil, fmt.Errorf("module %s: the store's description: %w", id, err)
+	}
+	if leaders.Deleted {
+		return nil, err
+	}
+	leaders.ModTime = msg.Time
+	return &leaders, nil
 }
 
 // storedModule returns the module an object of the store holds, compiled:

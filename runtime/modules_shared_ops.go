@@ -23,7 +23,7 @@ func (m *Manager) uploadShared(ctx context.Context, wasm []byte, name string) (M
 	if err != nil {
 		return ModuleInfo{}, err
 	}
-	info, err := m.shared.obs.GetInfo(ctx, e.id)
+	info, err := m.shared.info(ctx, e.id)
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound):
 		info, err = m.putShared(ctx, e.id, wasm, time.Now())
@@ -152,7 +152,7 @@ func (m *Manager) deleteShared(ctx context.Context, ref string) error {
 	if !isModuleID(id) {
 		return fmt.Errorf("module %s: %w", ref, ErrNotFound)
 	}
-	_, err = m.shared.obs.GetInfo(ctx, id)
+	_, err = m.shared.info(ctx, id)
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound) && id == ref:
 		m.forgetModule(id)

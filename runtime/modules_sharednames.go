@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"wasmstream.io/platform/internal/jsplace"
 )
 
 // Module names in cluster mode: the KV bucket PLATFORM_MODULE_NAMES has a
@@ -24,20 +26,25 @@ import (
 const casAttempts = 100
 
 // name reads one name's versions and the revision of its key: a name never
-// used is nil at revision 0.
+// used is nil at revision 0. It reads through the bucket's leader, not a
+// direct get that a replica behind it may answer, so that a version is
+// found at once after its upload, on any worker.
 func (s *sharedModules) name(ctx context.Context, name string) (*moduleName, uint64, error) {
-	e, err := s.names.Get(ctx, name)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	msg, err := jsplace.LastMsgFromLeader(ctx, s.js, "KV_"+moduleNamesBucket, "$KV."+moduleNamesBucket+"."+name)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, 0, nil
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("module name %s: %w", name, err)
 	}
+	if op := msg.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
+		return nil, msg.Sequence, nil
+	}
 	var n moduleName
-	if err := json.Unmarshal(e.Value(), &n); err != nil {
+	if err := json.Unmarshal(msg.Data, &n); err != nil {
 		return nil, 0, fmt.Errorf("module name %s: %w", name, err)
 	}
-	return &n, e.Revision(), nil
+	return &n, msg.Sequence, nil
 }
 
 // allNames reads every name's versions.

@@ -3,7 +3,9 @@
 // yet: a cluster that has just started, or whose meta leader has not yet
 // heard from enough peers, answers "no suitable peers for placement" or
 // "JetStream system temporarily unavailable" for a few seconds. A worker
-// started beside such a cluster waits for it instead of failing.
+// started beside such a cluster waits for it instead of failing. It also
+// reads such assets through their stream's leader where a replica's stale
+// answer would mislead (leader.go).
 package jsplace
 
 import (
