@@ -38,9 +38,11 @@ type Interval struct {
 	// expiries orders them by the watermark at which they expire.
 	sides    [2]map[string]*joinKey
 	expiries [2]joinExpiries
-	wm       int64
-	used     int64
-	limit    int64
+	// slabs are where each side's buffered values are copied (keep).
+	slabs [2][]byte
+	wm    int64
+	used  int64
+	limit int64
 	// LateCount counts the records too late to join.
 	LateCount *atomic.Int64
 	out       *operator.Out
@@ -199,12 +201,38 @@ func (j *Interval) buffer(side int, key []byte, ts int64, value []byte) error {
 	}
 	k := j.sides[side][string(key)]
 	if k == nil {
-		k = &joinKey{key: string(key)}
+		k = newJoinKey(string(key))
 		j.sides[side][k.key] = k
 	}
-	k.recs = append(k.recs, joinRec{ts: ts, value: append([]byte(nil), value...)})
+	k.recs = append(k.recs, joinRec{ts: ts, value: j.keep(side, value)})
 	j.expiries[side].push(joinExp{exp: exp, k: k})
 	return nil
+}
+
+// slabBytes is the size of a slab of buffered values, and slabValueBytes
+// the largest value copied into one; a larger value is a copy of its own.
+const (
+	slabBytes      = 32 << 10
+	slabValueBytes = slabBytes / 8
+)
+
+// keep returns a copy of a value a side buffers. Copies go back to back
+// into the side's slab, which saves an allocation per record: a slab is
+// garbage once every record in it expired, and as a side's records expire
+// in the order of their times, that is soon after its last record's
+// expiry, unless a record far out of order came among them.
+func (j *Interval) keep(side int, value []byte) []byte {
+	if len(value) > slabValueBytes {
+		return append([]byte(nil), value...)
+	}
+	s := j.slabs[side]
+	if cap(s)-len(s) < len(value) {
+		s = make([]byte, 0, slabBytes)
+	}
+	n := len(s)
+	s = append(s, value...)
+	j.slabs[side] = s
+	return s[n:len(s):len(s)]
 }
 
 // emit outputs a matched pair: {"key": "...", "left": <left>, "right": <right>}.
