@@ -223,6 +223,8 @@ func (b *builder) vertexStage(ctx context.Context, t *Task, v *plan.Vertex, i in
 		}
 	case v.Op != nil && v.Op.AsyncLookup != nil:
 		s = b.lookupStage(t, v, i, policy, s) // build_lookup.go
+	case v.Op != nil && v.Op.Extract != nil:
+		s = record.Extract(v.Op.Extract.Field, policy, s)
 	default:
 		s = b.wasmStage(t, v.ID, i, v.Fn, abi.Kind(v.Kind), policy, s)
 	}

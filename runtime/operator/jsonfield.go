@@ -20,62 +20,87 @@ var errNoField = errors.New("field not found")
 // numbers.
 func JSONField(data []byte, name string, scratch []byte) (value []byte, isString bool, err error) {
 	s := jsonScanner{data: data}
+	if err := s.member(name, scratch); err != nil {
+		return nil, false, err
+	}
+	if s.peek() == '"' {
+		raw, esc, err := s.stringRaw()
+		if err != nil {
+			return nil, false, err
+		}
+		if !esc {
+			return raw, true, nil
+		}
+		v, err := unescape(raw, scratch[:0])
+		return v, true, err
+	}
+	start := s.pos
+	if err := s.skipValue(0); err != nil {
+		return nil, false, err
+	}
+	return data[start:s.pos], false, nil
+}
+
+// JSONMember finds the top-level field name in the JSON object data as
+// JSONField does and returns its value as written, a view of data: an
+// object, array, number, literal, or a string with its quotes and escapes.
+func JSONMember(data []byte, name string, scratch []byte) ([]byte, error) {
+	s := jsonScanner{data: data}
+	if err := s.member(name, scratch); err != nil {
+		return nil, err
+	}
+	start := s.pos
+	if err := s.skipValue(0); err != nil {
+		return nil, err
+	}
+	return data[start:s.pos], nil
+}
+
+// member moves the scanner, at the start of a JSON object, to the value of
+// its top-level field name (scratch unescapes keys with escapes). The
+// object's members after it are not checked.
+func (s *jsonScanner) member(name string, scratch []byte) error {
 	s.space()
 	if !s.consume('{') {
-		return nil, false, s.fail("want a JSON object")
+		return s.fail("want a JSON object")
 	}
 	s.space()
 	if s.consume('}') {
-		return nil, false, errNoField
+		return errNoField
 	}
 	for {
 		s.space()
 		key, escaped, err := s.stringRaw()
 		if err != nil {
-			return nil, false, err
+			return err
 		}
 		s.space()
 		if !s.consume(':') {
-			return nil, false, s.fail("want ':'")
+			return s.fail("want ':'")
 		}
 		s.space()
 		match := !escaped && string(key) == name
 		if escaped && !match {
 			unq, uerr := unescape(key, scratch[:0])
 			if uerr != nil {
-				return nil, false, uerr
+				return uerr
 			}
 			match = string(unq) == name
 		}
 		if match {
-			if s.peek() == '"' {
-				raw, esc, err := s.stringRaw()
-				if err != nil {
-					return nil, false, err
-				}
-				if !esc {
-					return raw, true, nil
-				}
-				v, err := unescape(raw, scratch[:0])
-				return v, true, err
-			}
-			start := s.pos
-			if err := s.skipValue(0); err != nil {
-				return nil, false, err
-			}
-			return data[start:s.pos], false, nil
+			return nil
 		}
 		if err := s.skipValue(0); err != nil {
-			return nil, false, err
+			return err
 		}
 		s.space()
 		if s.consume(',') {
 			continue
 		}
 		if s.consume('}') {
-			return nil, false, errNoField
+			return errNoField
 		}
-		return nil, false, s.fail("want ',' or '}'")
+		return s.fail("want ',' or '}'")
 	}
 }
 

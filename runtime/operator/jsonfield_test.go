@@ -54,6 +54,40 @@ func TestJSONField(t *testing.T) {
 	}
 }
 
+// TestJSONMember reads members as written.
+func TestJSONMember(t *testing.T) {
+	tests := []struct {
+		data, field, want string
+		err               error // errNoField, or nil for a syntax error when want is ""
+	}{
+		{data: `{"event_type":2,"bid":{"auction":1,"url":"a\"b"},"dateTime":5}`, field: "bid", want: `{"auction":1,"url":"a\"b"}`},
+		{data: ` { "s" : "x\u0041" } `, field: "s", want: `"x\u0041"`},
+		{data: `{"a":[1, 2 ],"n":null}`, field: "a", want: `[1, 2 ]`},
+		{data: `{"a":[1],"n":null}`, field: "n", want: `null`},
+		{data: `{"b\u0069d":-1.5}`, field: "bid", want: `-1.5`},
+		{data: `{"a":1}`, field: "bid", err: errNoField},
+		{data: `{"bid":{"a":}`, field: "bid"},
+		{data: `["bid"]`, field: "bid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.data, func(t *testing.T) {
+			got, err := JSONMember([]byte(tt.data), tt.field, nil)
+			switch {
+			case tt.err != nil:
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err %v, want %v", err, tt.err)
+				}
+			case tt.want == "":
+				if err == nil || errors.Is(err, errNoField) {
+					t.Fatalf("got %q, %v; want a syntax error", got, err)
+				}
+			case err != nil || string(got) != tt.want:
+				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
 func TestParseTimestamp(t *testing.T) {
 	tests := []struct {
 		v        string
@@ -127,7 +161,8 @@ func TestJSONFieldAllocatesNothingForPlainValues(t *testing.T) {
 }
 
 // FuzzJSONField checks the scanner against encoding/json: for any valid
-// UTF-8 object, the first top-level "user" field reads the same.
+// UTF-8 object, the first top-level "user" field reads the same, by
+// JSONField and, as written, by JSONMember.
 func FuzzJSONField(f *testing.F) {
 	for _, s := range []string{`{"user":"u1","ts":5}`, `{"a":{"user":[1,"x"]},"user":"\n\u0041"}`, `{"user":1e3}`, `{}`, `[`} {
 		f.Add([]byte(s))
@@ -149,6 +184,10 @@ func FuzzJSONField(f *testing.F) {
 		}
 		if err != nil {
 			t.Fatalf("valid object %q: %v", data, err)
+		}
+		member, err := JSONMember(data, "user", nil)
+		if err != nil || !bytes.Equal(member, raw) {
+			t.Fatalf("JSONMember: got %q (%v), want %q", member, err, raw)
 		}
 		var s string
 		if json.Unmarshal(raw, &s) == nil {

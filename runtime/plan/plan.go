@@ -170,6 +170,8 @@ func Build(j *spec.Job, lookup Lookup) (*Plan, error) {
 		case o.FlatMap != nil:
 			v.Kind = string(abi.KindFlatMap)
 			v.Fn = resolve(path+".flat_map", o.FlatMap.Module, o.FlatMap.Function, abi.KindFlatMap)
+		case o.Extract != nil:
+			v.Kind = o.Kind()
 		case o.Aggregate != nil, o.Reduce != nil, o.ProcessWindow != nil:
 			v.Kind = o.Kind()
 			problems = append(problems, planWindow(j, o, v, path, resolve, p.Modules)...)

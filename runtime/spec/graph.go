@@ -13,11 +13,11 @@ const (
 )
 
 // operatorKinds are the names of an operator's functions, in field order.
-var operatorKinds = []string{"map", "filter", "flat_map", "aggregate", "reduce", "process_window", "process", "join", "broadcast_process", "async_lookup"}
+var operatorKinds = []string{"map", "filter", "flat_map", "extract", "aggregate", "reduce", "process_window", "process", "join", "broadcast_process", "async_lookup"}
 
 // kinds lists the functions the operator sets.
 func (o *Operator) kinds() []string {
-	set := []bool{o.Map != nil, o.Filter != nil, o.FlatMap != nil, o.Aggregate != nil, o.Reduce != nil, o.ProcessWindow != nil, o.Process != nil, o.Join != nil, o.BroadcastProcess != nil, o.AsyncLookup != nil}
+	set := []bool{o.Map != nil, o.Filter != nil, o.FlatMap != nil, o.Extract != nil, o.Aggregate != nil, o.Reduce != nil, o.ProcessWindow != nil, o.Process != nil, o.Join != nil, o.BroadcastProcess != nil, o.AsyncLookup != nil}
 	var kinds []string
 	for i, s := range set {
 		if s {
@@ -27,7 +27,7 @@ func (o *Operator) kinds() []string {
 	return kinds
 }
 
-// Kind names the operator's function: map, filter, flat_map, aggregate,
+// Kind names the operator's function: map, filter, flat_map, extract, aggregate,
 // reduce, process_window, process, join, broadcast_process or async_lookup.
 // Parse guarantees exactly one.
 func (o *Operator) Kind() string {

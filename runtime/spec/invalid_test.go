@@ -137,6 +137,11 @@ sinks: [{id: out, input: a, discard: true}]
   - {id: nomodule, input: src, map: {function: f}}
   - {id: op, map: {module: ` + modA + `}}
 `), []string{"operators[0]", "operators[1]", "operators[2].map.module", "operators[3].input", "operators[3].map.function"}},
+	{"extract", withOps(`
+  - {id: op, input: src, extract: {}}
+  - {id: both, input: src, extract: {field: bid}, map: {module: ` + modA + `, function: f}}
+  - {id: sides, input: src, extract: {field: bid}, side_outputs: [x], window: {type: tumbling, size: 1s}}
+`), []string{"operators[0].extract.field", "operators[1]", "operators[2].side_outputs", "operators[2].window"}},
 	{"misplaced window fields", withOps(`
   - {id: op, input: src, map: {module: ` + modA + `, function: f}, window: {type: tumbling, size: 1s},
      window_all: {type: tumbling, size: 1s}, allowed_lateness: 1s, late_output: out}

@@ -1,7 +1,7 @@
 package spec
 
 // Operator is one transformation. Exactly one of Map, Filter, FlatMap,
-// Aggregate, Reduce, ProcessWindow, Process, Join, BroadcastProcess and
+// Extract, Aggregate, Reduce, ProcessWindow, Process, Join, BroadcastProcess and
 // AsyncLookup is set; Kind names it.
 type Operator struct {
 	ID    string `json:"id" required:"true"`
@@ -15,6 +15,7 @@ type Operator struct {
 	Map             *FunctionRef `json:"map,omitempty"`
 	Filter          *FunctionRef `json:"filter,omitempty"`
 	FlatMap         *FunctionRef `json:"flat_map,omitempty"`
+	Extract         *Extract     `json:"extract,omitempty"`
 	Window          *Window      `json:"window,omitempty"`
 	WindowAll       *Window      `json:"window_all,omitempty"`
 	Aggregate       *Aggregate   `json:"aggregate,omitempty"`
@@ -40,6 +41,13 @@ type Operator struct {
 	// BroadcastProcess connects the input with a broadcast input
 	// (broadcast_process.go).
 	BroadcastProcess *BroadcastProcess `json:"broadcast_process,omitempty"`
+}
+
+// Extract replaces each record's value with a top-level member of its JSON
+// object, as written, without a module; a record whose member is null
+// produces nothing.
+type Extract struct {
+	Field string `json:"field" required:"true"`
 }
 
 // KeyBy selects the key: a JSON field of the value, or a key function.

@@ -292,6 +292,7 @@ sources:
   - id: script
     test_stream: {steps: [{record: {value: a, timestamp: 1}}, {watermark: 5}, {advance_processing_time: 1s}]}
 operators:
+  - {id: bids, input: gen, extract: {field: bid}}
   - id: look
     input: script
     async_lookup: {module: "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", bucket: USERS, function: join}

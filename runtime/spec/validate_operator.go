@@ -41,6 +41,9 @@ func (v *validator) operator(p string, op *Operator) {
 			v.functionRef(p+"."+f.name, f.ref)
 		}
 	}
+	if op.Extract != nil && op.Extract.Field == "" {
+		v.fail(p+".extract.field", "required: the member whose value becomes the record's")
+	}
 	if op.Aggregate != nil {
 		v.aggregate(p+".aggregate", op.Aggregate)
 	}
