@@ -357,10 +357,21 @@ func TestReplayKeyErrors(t *testing.T) {
 // A keyed window (a built-in count over tumbling windows) of a source that
 // reads a whole stream replays as a process function does: the windows of the key restored at the
 // checkpoint, and the results of the key that the sink got after it, byte
-// for byte; the other keys of its key group are left out.
+// for byte; the other keys of its key group are left out. Replay runs the
+// built-in extract in front of the window as the job does.
 func TestReplayKeyWindow(t *testing.T) {
+	plain := func(user string, ts int64) []byte { return fmt.Appendf(nil, `{"user":%q,"ts":%d}`, user, ts) }
+	wrapped := func(user string, ts int64) []byte {
+		return fmt.Appendf(nil, `{"kind":"click","click":{"user":%q},"ts":%d}`, user, ts)
+	}
+	extracted := strings.Replace(clicksJob, "input: transactions, key_by", "input: click, key_by", 1)
+	extracted = strings.Replace(extracted, "operators:\n", "operators:\n  - {id: click, input: transactions, extract: {field: click}}\n", 1)
+	t.Run("source", func(t *testing.T) { testReplayKeyWindow(t, clicksJob, plain) })
+	t.Run("extract", func(t *testing.T) { testReplayKeyWindow(t, extracted, wrapped) })
+}
+
+func testReplayKeyWindow(t *testing.T, jobSpec string, click func(user string, ts int64) []byte) {
 	m, js := newJetStreamManager(t)
-	click := func(user string, ts int64) []byte { return fmt.Appendf(nil, `{"user":%q,"ts":%d}`, user, ts) }
 	var before, after [][]byte
 	for i := range 5 {
 		before = append(before, click(fmt.Sprintf("u%d", i), 100+int64(i)))
@@ -370,7 +381,7 @@ func TestReplayKeyWindow(t *testing.T) {
 	}
 	after = append(after, click("u3", 1500), click("u1", 1600), click("z", 5000))
 	// Results: [0, 1000) of u0..u4, [1000, 2000) of u3 and u1.
-	job, cp := runAroundCheckpoint(t, m, js, clicksJob, before, after, 7)
+	job, cp := runAroundCheckpoint(t, m, js, jobSpec, before, after, 7)
 	var want []alert
 	for _, a := range sinkAlerts(t, js) {
 		if a.epoch > cp && string(a.key) == "u3" {

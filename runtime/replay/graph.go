@@ -63,9 +63,9 @@ func findRoute(op *plan.Vertex) (*route, error) {
 	v := r.keyBy.From
 	for v.Source == nil {
 		switch abi.Kind(v.Kind) {
-		case abi.KindMap, abi.KindFilter, abi.KindFlatMap:
+		case abi.KindMap, abi.KindFilter, abi.KindFlatMap, "extract":
 		default:
-			return nil, fmt.Errorf("%w: operator %q: its input passes through %s operator %q; replay re-runs maps, filters and flat maps only", ErrUnsupported, op.ID, v.Kind, v.ID)
+			return nil, fmt.Errorf("%w: operator %q: its input passes through %s operator %q; replay re-runs maps, filters, flat maps and extracts only", ErrUnsupported, op.ID, v.Kind, v.ID)
 		}
 		if len(v.In) != 1 {
 			return nil, fmt.Errorf("%w: operator %q: its input passes through %q, which has %d inputs", ErrUnsupported, op.ID, v.ID, len(v.In))

@@ -251,7 +251,9 @@ func (r *run) upstream(next operator.Stage) (operator.Stage, error) {
 	}
 	for i := len(r.rt.steps) - 1; i >= 0; i-- {
 		v := r.rt.steps[i]
-		if s, err = r.recordStage(v.ID, v.Fn, abi.Kind(v.Kind), s); err != nil {
+		if v.Op != nil && v.Op.Extract != nil {
+			s = record.Extract(v.Op.Extract.Field, r.policy(nil, v.ID), s)
+		} else if s, err = r.recordStage(v.ID, v.Fn, abi.Kind(v.Kind), s); err != nil {
 			return nil, err
 		}
 		if s, err = r.keyStage(v.In[0], s); err != nil {
