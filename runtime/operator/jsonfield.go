@@ -1,9 +1,11 @@
 package operator
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -148,6 +150,10 @@ func (s *jsonScanner) stringRaw() (raw []byte, escaped bool, err error) {
 	}
 	start := s.pos
 	for s.pos < len(s.data) {
+		s.pos = plainUntil(s.data, s.pos)
+		if s.pos >= len(s.data) {
+			break
+		}
 		switch c := s.data[s.pos]; {
 		case c == '"':
 			raw = s.data[start:s.pos]
@@ -163,6 +169,31 @@ func (s *jsonScanner) stringRaw() (raw []byte, escaped bool, err error) {
 		}
 	}
 	return nil, false, s.fail("unterminated string")
+}
+
+// Eight bytes at a time: ones has 0x01 in each byte, highs 0x80.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainUntil returns the index of the first byte of data from i on that may
+// end a run of plain string bytes (a quote, a backslash or a control
+// character), looking at eight bytes at a time; len(data) or the start of
+// its last few bytes when there is none in whole words.
+func plainUntil(data []byte, i int) int {
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:])
+		q := x ^ ('"' * ones)
+		b := x ^ ('\\' * ones)
+		// A byte is flagged when it is zero in q or b, or below 0x20 in x;
+		// the lowest flag is exact (a borrow only flags bytes above it).
+		special := (q-ones)&^q | (b-ones)&^b | (x-0x20*ones)&^x
+		if special &= highs; special != 0 {
+			return i + bits.TrailingZeros64(special)/8
+		}
+	}
+	return i
 }
 
 func (s *jsonScanner) skipValue(depth int) error {

@@ -287,3 +287,67 @@ func TestAddTimeSaturates(t *testing.T) {
 		}
 	}
 }
+
+// A Nexmark bid event in the generator's layout.
+const nexmarkBid = `{"event_type":2,"person":null,"auction":null,"bid":{"auction":1002,"bidder":1001,"price":336411,"channel":"Baidu","url":"https://www.nexmark.com/mhyf/gii/iny/item.htm?query=1","dateTime":1700000000040,"extra":"vkbizmhfqbdkmclmoqaxwqhvoazbbnzvdsfnoreqpkjszlzdfsmbgxzcrplexu"},"dateTime":1700000000040}`
+
+// BenchmarkJSONMember takes the bid out of a Nexmark bid event, as
+// `extract: {field: bid}` does.
+func BenchmarkJSONMember(b *testing.B) {
+	data := []byte(nexmarkBid)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := JSONMember(data, "bid", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJSONFieldAfterStrings reads the last member of the bid, past
+// its strings, as a key_by.field does.
+func BenchmarkJSONFieldAfterStrings(b *testing.B) {
+	data, err := JSONMember([]byte(nexmarkBid), "bid", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, _, err := JSONField(data, "extra", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestPlainUntil puts each byte that ends a plain run, and bytes that do
+// not, at every place of a buffer, and compares with a byte loop.
+func TestPlainUntil(t *testing.T) {
+	naive := func(data []byte, i int) int {
+		for ; i < len(data); i++ {
+			if c := data[i]; c == '"' || c == '\\' || c < 0x20 {
+				return i
+			}
+		}
+		return len(data)
+	}
+	for _, special := range []byte{'"', '\\', 0x00, 0x1f, 0x0a} {
+		for _, filler := range []byte{'a', ' ', '!', '#', '[', ']', 0x7f, 0x80, 0xff, 0x21} {
+			for n := range 20 {
+				for at := range n + 1 {
+					data := bytes.Repeat([]byte{filler}, n)
+					if at < n {
+						data[at] = special
+					}
+					for from := range n + 1 {
+						got := plainUntil(data, from)
+						want := naive(data, from)
+						// plainUntil may stop short, at the start of the last
+						// few bytes, but never past a special byte.
+						if got != want && (got > want || len(data)-got >= 8) {
+							t.Fatalf("plainUntil(%q, %d) = %d, want %d", data, from, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
