@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -107,7 +108,12 @@ func (s *TxSink) publish(job commitJob, maxInFlight int64) error {
 		pubErr = err
 	}
 	if pubErr != nil {
-		s.pub.drain(s.runCtx)
+		// Also when the run was cancelled (another subtask failed): a
+		// stream that refused writes may take those still in flight once
+		// this subtask is gone, after what a recovery sent before them.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.runCtx), publishAckTimeout)
+		s.pub.drain(ctx)
+		cancel()
 		return s.failed(pubErr)
 	}
 	return err

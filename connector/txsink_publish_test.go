@@ -126,3 +126,61 @@ func FuzzAckError(f *testing.F) {
 		}
 	})
 }
+
+// TestTxSinkCloseWaitsForWhatIsInFlight: a sink closed (its run cancelled,
+// as when another subtask fails) while its commit has messages on their way
+// to a stream that refuses them returns only once the stream has answered
+// each. Lifting the stream's limit right after Close then stores none of
+// them: none can land after what a recovery sends first.
+func TestTxSinkCloseWaitsForWhatIsInFlight(t *testing.T) {
+	ts := startServer(t)
+	ctx := testCtx(t)
+	cfg := jetstream.StreamConfig{Name: "TX", Subjects: []string{"tx.>"}, MaxMsgs: 100, Discard: jetstream.DiscardNew, Storage: jetstream.FileStorage}
+	if _, err := ts.js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	s := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", MaxInFlight: 8192})
+	if err := s.Write(ctx, txRecords(0, 20000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seal(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ts.js.Stream(ctx, "TX")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Close once the commit has gone past its first message, one at a
+	// time, to the window.
+	for {
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs > 0 {
+			break
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxMsgs = -1
+	if _, err := ts.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != closed.State.Msgs {
+		t.Fatalf("the stream holds %d messages, %d when Close returned: %d landed after it", info.State.Msgs, closed.State.Msgs, info.State.Msgs-closed.State.Msgs)
+	}
+}
