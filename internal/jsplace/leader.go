@@ -18,6 +18,9 @@ import (
 // instead (the JetStream API's STREAM.MSG.GET), for the callers that must
 // not take a stale "not found" for an answer.
 
+// leaderTimeout bounds a read whose caller set no deadline.
+const leaderTimeout = 5 * time.Second
+
 // leaderGetRequest is the body of a STREAM.MSG.GET request for the last
 // message of a subject.
 type leaderGetRequest struct {
@@ -38,7 +41,14 @@ type leaderGetResponse struct {
 
 // LastMsgFromLeader returns the last message of subject in stream as the
 // stream's leader has it; a subject without one is jetstream.ErrMsgNotFound.
+// A ctx without a deadline gets leaderTimeout, as the JetStream client's
+// own API calls get their default timeout.
 func LastMsgFromLeader(ctx context.Context, js jetstream.JetStream, stream, subject string) (*jetstream.RawStreamMsg, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, leaderTimeout)
+		defer cancel()
+	}
 	req, err := json.Marshal(leaderGetRequest{LastBySubject: subject})
 	if err != nil {
 		return nil, err
