@@ -62,8 +62,8 @@ func findRoute(op *plan.Vertex) (*route, error) {
 	r := &route{op: op, keyBy: op.In[0]}
 	v := r.keyBy.From
 	for v.Source == nil {
-		switch abi.Kind(v.Kind) {
-		case abi.KindMap, abi.KindFilter, abi.KindFlatMap, "extract":
+		switch k := abi.Kind(v.Kind); {
+		case k == abi.KindMap, k == abi.KindFilter, k == abi.KindFlatMap, v.Op != nil && v.Op.Extract != nil:
 		default:
 			return nil, fmt.Errorf("%w: operator %q: its input passes through %s operator %q; replay re-runs maps, filters, flat maps and extracts only", ErrUnsupported, op.ID, v.Kind, v.ID)
 		}
