@@ -145,6 +145,7 @@ impl<'e> Emitter<'e> {
     }
 
     /// Emits one record.
+    #[inline]
     pub fn emit(&mut self, mut o: Output) {
         if o.timestamp.is_none() {
             o.timestamp = self.stamp;

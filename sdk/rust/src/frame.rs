@@ -47,6 +47,7 @@ impl<'a> Reader<'a> {
         Reader { buf, off: 0 }
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
         let left = self.buf.len() - self.off;
         if n > left {
@@ -61,11 +62,13 @@ impl<'a> Reader<'a> {
         Ok(self.take(1)?[0])
     }
 
+    #[inline]
     pub(crate) fn u32(&mut self) -> Result<u32, String> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
+    #[inline]
     pub(crate) fn i64(&mut self) -> Result<i64, String> {
         let b = self.take(8)?;
         let mut a = [0u8; 8];
@@ -73,12 +76,14 @@ impl<'a> Reader<'a> {
         Ok(i64::from_le_bytes(a))
     }
 
+    #[inline]
     pub(crate) fn bytes(&mut self) -> Result<&'a [u8], String> {
         let n = self.u32()? as usize;
         self.take(n)
     }
 
     /// Decodes one record of an input frame.
+    #[inline]
     pub(crate) fn record(&mut self) -> Result<Record<'a>, String> {
         let key = self.bytes()?;
         let value = self.bytes()?;
@@ -132,16 +137,19 @@ impl<'a> Reader<'a> {
     }
 }
 
+#[inline]
 pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
+#[inline]
 pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     put_u32(out, b.len() as u32);
     out.extend_from_slice(b);
 }
 
 /// Starts an entry: its tag and input index.
+#[inline]
 pub(crate) fn put_entry(out: &mut Vec<u8>, tag: u8, index: u32) {
     out.push(tag);
     put_u32(out, index);
@@ -150,6 +158,7 @@ pub(crate) fn put_entry(out: &mut Vec<u8>, tag: u8, index: u32) {
 /// Appends a record entry for the input `input` at `index`. It carries the
 /// fields the output sets to something other than the input's; the host
 /// inherits the others.
+#[inline]
 pub(crate) fn put_record(out: &mut Vec<u8>, index: u32, o: &Output, input: &Record) {
     put_entry(out, TAG_RECORD, index);
     put_record_body(out, o, input);
@@ -164,6 +173,7 @@ pub(crate) fn put_output(out: &mut Vec<u8>, index: u32, tag: &str, o: &Output, i
 }
 
 /// Appends the body of a record entry: the flags and the fields they name.
+#[inline]
 fn put_record_body(out: &mut Vec<u8>, o: &Output, input: &Record) {
     let key = o.key.as_deref().filter(|&k| k != input.key);
     let timestamp = o.timestamp.filter(|&ts| ts != input.timestamp);

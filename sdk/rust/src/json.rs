@@ -612,21 +612,55 @@ fn halfway(v: f64, digits: usize) -> bool {
 
 /// Appends the decimal digits of `v`.
 pub fn append_int(dst: &mut Vec<u8>, v: i64) {
-    let mut digits = [0u8; 20];
-    let mut p = digits.len();
-    let mut u = v.unsigned_abs();
-    loop {
-        p -= 1;
-        digits[p] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
     if v < 0 {
         dst.push(b'-');
     }
+    let mut digits = [0u8; 20];
+    let mut p = digits.len();
+    let mut u = v.unsigned_abs();
+    // WebAssembly has no 64-bit multiply-high, so dividing a u64 by a
+    // constant is a division instruction (tens of cycles) where dividing a
+    // u32 is a multiplication: one u64 division takes eight digits, and u32
+    // arithmetic writes them two at a time.
+    while u >= 100_000_000 {
+        let low = (u % 100_000_000) as u32;
+        u /= 100_000_000;
+        p -= 8;
+        put_pairs(&mut digits[p..p + 8], low);
+    }
+    let mut n = u as u32;
+    while n >= 100 {
+        p -= 2;
+        put_pairs(&mut digits[p..p + 2], n % 100);
+        n /= 100;
+    }
+    if n >= 10 {
+        p -= 2;
+        put_pairs(&mut digits[p..p + 2], n);
+    } else {
+        p -= 1;
+        digits[p] = b'0' + n as u8;
+    }
     dst.extend_from_slice(&digits[p..]);
+}
+
+/// The two digits of every number below 100.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// Writes the last `out.len()` (even) digits of `n` into `out`, zero-padded.
+fn put_pairs(out: &mut [u8], mut n: u32) {
+    let mut i = out.len();
+    while i > 0 {
+        let d = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        out[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
+    }
 }
 
 /// Appends a JSON value: objects and arrays, their keys and values, with the
