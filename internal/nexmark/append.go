@@ -121,7 +121,7 @@ func (g *Generator) appendBid(dst []byte, e, ts int64, when []byte, r *rng) []by
 	dst = append(dst, `,"price":`...)
 	dst = strconv.AppendInt(dst, r.price(), 10)
 	dst = append(dst, ',')
-	dst = r.appendChannel(dst, g.c.Seed)
+	dst = r.appendChannel(dst, g.c.Seed, &g.hotURLs)
 	dst = append(dst, `,"dateTime":`...)
 	dst = append(dst, when...)
 	dst = append(dst, `,"extra":"`...)

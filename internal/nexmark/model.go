@@ -19,6 +19,8 @@ type Generator struct {
 	// futureEvents is how many events pass until InFlightAuctions more
 	// auctions have been created: the horizon of an auction's length.
 	futureEvents int64
+	// hotURLs are the hot channels' URLs, which half the bids name.
+	hotURLs [len(hotChannelNames)]string
 }
 
 // New returns the generator of cfg, with defaults for its zero fields.
@@ -32,6 +34,7 @@ func New(cfg Config) (*Generator, error) {
 		c:            c,
 		total:        total,
 		futureEvents: int64(c.InFlightAuctions) * total / int64(c.AuctionProportion),
+		hotURLs:      hotChannelURLs(c.Seed),
 	}, nil
 }
 
