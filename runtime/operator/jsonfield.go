@@ -134,12 +134,12 @@ func (s *jsonScanner) consume(c byte) bool {
 
 func (s *jsonScanner) space() {
 	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
+		// Compact JSON has no space between tokens: one comparison
+		// settles the common case.
+		if c := s.data[s.pos]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			return
 		}
+		s.pos++
 	}
 }
 
@@ -196,6 +196,23 @@ func plainUntil(data []byte, i int) int {
 	return i
 }
 
+// digitsUntil returns the index of the first byte of data from i on that
+// is not a decimal digit, looking at eight bytes at a time; the start of
+// the last few bytes when all whole words are digits.
+func digitsUntil(data []byte, i int) int {
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:])
+		// A byte is flagged when it is below '0' or, with 0x46 added (no
+		// carry out of a byte below 0x80), above '9'; bytes of 0x80 and
+		// over are flagged by their own high bit.
+		notDigit := ((x - '0'*ones) | (x + 0x46*ones) | x) & highs
+		if notDigit != 0 {
+			return i + bits.TrailingZeros64(notDigit)/8
+		}
+	}
+	return i
+}
+
 func (s *jsonScanner) skipValue(depth int) error {
 	if depth > maxJSONDepth {
 		return s.fail("nested too deeply")
@@ -239,6 +256,7 @@ func (s *jsonScanner) skipValue(depth int) error {
 			return s.fail("want ',' or a closing bracket")
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
+		s.pos = digitsUntil(s.data, s.pos+1)
 		for s.pos < len(s.data) && isNumberByte(s.data[s.pos]) {
 			s.pos++
 		}

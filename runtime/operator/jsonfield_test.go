@@ -351,3 +351,36 @@ func TestPlainUntil(t *testing.T) {
 		}
 	}
 }
+
+// digitsUntil stops at the first byte that is not a decimal digit, for
+// every byte value at every position of a run of digits.
+func TestDigitsUntil(t *testing.T) {
+	for other := range 256 {
+		if other >= '0' && other <= '9' {
+			continue
+		}
+		for n := range 20 {
+			for at := range n + 1 {
+				data := make([]byte, n)
+				for i := range data {
+					data[i] = '0' + byte(i*7%10)
+				}
+				if at < n {
+					data[at] = byte(other)
+				}
+				for from := range n + 1 {
+					want := from
+					for want < n && data[want] >= '0' && data[want] <= '9' {
+						want++
+					}
+					got := digitsUntil(data, from)
+					// digitsUntil may stop short, at the start of the last
+					// few bytes, but never past a byte that is not a digit.
+					if got != want && (got > want || n-got >= 8) {
+						t.Fatalf("digitsUntil(%q, %d) = %d, want %d", data, from, got, want)
+					}
+				}
+			}
+		}
+	}
+}
