@@ -322,19 +322,41 @@ fn escaped_equal(name: &[u8], key: &[u8]) -> bool {
 fn string_end(data: &[u8], mut i: usize) -> Option<(usize, bool)> {
     let mut escaped = false;
     i += 1;
-    while i < data.len() {
-        match data[i] {
+    loop {
+        i = plain_until(data, i);
+        match *data.get(i)? {
             b'"' => return Some((i + 1, escaped)),
             b'\\' => {
                 escaped = true;
-                i += 1;
+                i += 2;
             }
             c if c < 0x20 => return None,
-            _ => {}
+            _ => i += 1,
         }
-        i += 1;
     }
-    None
+}
+
+/// The offset of the first byte from `i` on that may be a quote, a backslash
+/// or a control character, looking at eight bytes at a time (a byte loop in
+/// WebAssembly costs a bounds check and a branch per byte); or of the last
+/// few bytes, which the caller looks at one by one.
+#[inline]
+fn plain_until(data: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    while let Some(word) = data.get(i..i + 8) {
+        let x = u64::from_le_bytes(word.try_into().unwrap());
+        let q = x ^ (b'"' as u64 * ONES);
+        let b = x ^ (b'\\' as u64 * ONES);
+        // A byte is flagged when it is zero in q or b, or below 0x20 in x;
+        // the lowest flag is exact (a borrow only flags bytes above it).
+        let special = (q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b | x.wrapping_sub(0x20 * ONES) & !x) & HIGHS;
+        if special != 0 {
+            return i + special.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
+    i
 }
 
 fn digits_end(data: &[u8], mut i: usize) -> usize {
@@ -777,7 +799,33 @@ impl Writer {
 
 #[cfg(test)]
 mod tests {
-    use super::append_int;
+    use super::{append_int, plain_until};
+
+    /// plain_until stops at the first quote, backslash or control
+    /// character, or short of it in the last eight bytes, never past it.
+    #[test]
+    fn plain_until_stops_at_special_bytes() {
+        for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+            for filler in [b'a', b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff, 0x21] {
+                for n in 0..20 {
+                    for at in 0..=n {
+                        let mut data = vec![filler; n];
+                        if at < n {
+                            data[at] = special;
+                        }
+                        for from in 0..=n {
+                            let want = (from..n).find(|&i| data[i] == special).unwrap_or(n);
+                            let got = plain_until(&data, from);
+                            assert!(
+                                got == want || got < want && n - got < 8,
+                                "plain_until({data:?}, {from}) = {got}, want {want}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// append_int writes what Rust's formatting writes, at every number of
     /// digits and at the ends of i64.
