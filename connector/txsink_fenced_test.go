@@ -21,16 +21,22 @@ func commitEpoch(t *testing.T, s *TxSink, id int64, recs []abi.Record) error {
 }
 
 func commitRecords(ctx context.Context, s *TxSink, id int64, recs []abi.Record) error {
+	if err := startCommit(ctx, s, id, recs); err != nil {
+		return err
+	}
+	return s.Flush(ctx)
+}
+
+// startCommit stages recs as epoch id and starts its commit, without
+// waiting for the outcome.
+func startCommit(ctx context.Context, s *TxSink, id int64, recs []abi.Record) error {
 	if err := s.Write(ctx, recs); err != nil {
 		return err
 	}
 	if err := s.Seal(id); err != nil {
 		return err
 	}
-	if err := s.Commit(ctx, id); err != nil {
-		return err
-	}
-	return s.Flush(ctx)
+	return s.Commit(ctx, id)
 }
 
 // sealedEpoch is epoch id of recs as a checkpoint holds it.

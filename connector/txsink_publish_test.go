@@ -140,13 +140,7 @@ func TestTxSinkCloseWaitsForWhatIsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newTxSink(t, ts, TxSinkConfig{Subject: "tx.out", Prefix: "job.out.0", MaxInFlight: 8192})
-	if err := s.Write(ctx, txRecords(0, 20000)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Seal(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(ctx, 1); err != nil {
+	if err := startCommit(ctx, s, 1, txRecords(0, 20000)); err != nil {
 		t.Fatal(err)
 	}
 	st, err := ts.js.Stream(ctx, "TX")

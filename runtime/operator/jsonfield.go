@@ -134,9 +134,11 @@ func (s *jsonScanner) consume(c byte) bool {
 
 func (s *jsonScanner) space() {
 	for s.pos < len(s.data) {
-		// Compact JSON has no space between tokens: one comparison
-		// settles the common case.
-		if c := s.data[s.pos]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+		c := s.data[s.pos]
+		if c > ' ' {
+			return // compact JSON's case, settled in one comparison
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			return
 		}
 		s.pos++
