@@ -24,6 +24,12 @@ var nexmarkCases = []string{
 	// string, where the reader's wide scan finds them.
 	`{"event_type":2,"person":null,"auction":null,"bid":{"auction":369,"bidder":7,"price":1,"channel":"abcdefghijklmnopqrstu\"v","url":"abcdefghijklmnopqrstuvwxyz0123456789\\x","dateTime":3,"extra":"abcdefghijklmnopq\u0001"},"dateTime":3}`,
 	"{\"event_type\":2,\"person\":null,\"auction\":null,\"bid\":{\"auction\":492,\"bidder\":7,\"price\":1,\"channel\":\"abcdefghijklmnopqrstuvwxyz\x01\",\"url\":\"u\",\"dateTime\":3,\"extra\":\"\"},\"dateTime\":3}",
+	// Integers the fast readers must refuse (-0, 19 digits) or read at
+	// each width around their eight-byte steps, in the generator's layout.
+	`{"event_type":2,"person":null,"auction":null,"bid":{"auction":123,"bidder":-0,"price":-0,"channel":"c","url":"u","dateTime":3,"extra":""},"dateTime":3}`,
+	`{"event_type":2,"person":null,"auction":null,"bid":{"auction":12345678,"bidder":123456789,"price":1234567890123456,"channel":"c","url":"u","dateTime":12345678901234567,"extra":""},"dateTime":123456789012345678}`,
+	`{"event_type":2,"person":null,"auction":null,"bid":{"auction":246,"bidder":-98765432,"price":1000000000000000000,"channel":"c","url":"u","dateTime":100000000,"extra":""},"dateTime":9}`,
+	`{"event_type":2,"person":null,"auction":null,"bid":{"auction":0,"bidder":10,"price":90000009,"channel":"c","url":"u","dateTime":1,"extra":""},"dateTime":1700000000000}`,
 	`{"event_type":2,"bid":null}`,
 	`{"event_type":1,"auction":{"id":1}}`,
 	`{"event_type":7}`,
