@@ -48,3 +48,37 @@ func TestPow10(t *testing.T) {
 		}
 	}
 }
+
+// priceOf is round(pow10(y) * 100) over the prices' range: at random, and
+// at the floats nearest to each price's halfway points, where its estimate
+// cannot settle the rounding.
+func TestPriceOf(t *testing.T) {
+	exact := func(y float64) int64 { return int64(math.Round(pow10(y) * 100)) }
+	r := newRNG(11, eventStream, 0)
+	ys := []float64{0, 0.5, 1, 5, math.Nextafter(6, 0), 1e-300}
+	for range 2_000_000 {
+		ys = append(ys, r.float()*6)
+	}
+	for range 200_000 {
+		// Prices from 100 to 10^8 cents, log-uniform, and every price below 1,000.
+		p := int64(math.Round(math.Pow(10, 2+6*r.float())))
+		if p < 1000 {
+			p = 100 + int64(r.intn(900))
+		}
+		y := math.Log10((float64(p) + 0.5) / 100)
+		for range 4 {
+			y = math.Nextafter(y, 0)
+		}
+		for range 9 {
+			if y >= 0 && y < 6 {
+				ys = append(ys, y)
+			}
+			y = math.Nextafter(y, 6)
+		}
+	}
+	for _, y := range ys {
+		if got, want := priceOf(y), exact(y); got != want {
+			t.Fatalf("priceOf(%v) = %d, want %d", y, got, want)
+		}
+	}
+}
