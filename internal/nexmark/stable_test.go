@@ -50,8 +50,9 @@ func TestPow10(t *testing.T) {
 }
 
 // priceOf is round(pow10(y) * 100) over the prices' range: at random, and
-// at the floats nearest to each price's halfway points, where its estimate
-// cannot settle the rounding.
+// at the nine floats nearest to the halfway point above each of 200,000
+// prices (log-uniform, or uniform below $10), where its estimate cannot
+// settle the rounding.
 func TestPriceOf(t *testing.T) {
 	exact := func(y float64) int64 { return int64(math.Round(pow10(y) * 100)) }
 	r := newRNG(11, eventStream, 0)
@@ -60,7 +61,6 @@ func TestPriceOf(t *testing.T) {
 		ys = append(ys, r.float()*6)
 	}
 	for range 200_000 {
-		// Prices from 100 to 10^8 cents, log-uniform, and every price below 1,000.
 		p := int64(math.Round(math.Pow(10, 2+6*r.float())))
 		if p < 1000 {
 			p = 100 + int64(r.intn(900))
