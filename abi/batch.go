@@ -82,6 +82,40 @@ func (b *Batch) AppendParts(key, value []byte, ts int64, headers []Header) {
 	b.bytes += rec.Size()
 }
 
+// minFree is the arena space AppendValue offers a value at least, so that
+// a value of that size or less is written in place.
+const minFree = 4 << 10
+
+// AppendValue appends a record without key or headers whose value write
+// appends to the empty slice it is given and returns, written straight into
+// the batch's arena: it saves the copy AppendParts makes of a value built
+// elsewhere. A value that outgrows the space it was given is copied.
+func (b *Batch) AppendValue(ts int64, write func(dst []byte) []byte) {
+	free := b.free(minFree)
+	v := write(free)
+	if len(v) > 0 && len(v) <= cap(free) && &v[0] == &free[:1][0] {
+		v = b.alloc(len(v)) // the bytes already written, taken
+	} else {
+		v = b.copyBytes(v)
+	}
+	rec := Record{Value: v, Timestamp: ts}
+	b.Records = append(b.Records, rec)
+	b.bytes += rec.Size()
+}
+
+// free returns the empty arena space after the last bytes taken, with room
+// for at least n bytes: what alloc takes next.
+func (b *Batch) free(n int) []byte {
+	for ; b.cur < len(b.chunks); b.cur++ {
+		if c := b.chunks[b.cur]; cap(c)-len(c) >= n {
+			return c[len(c):len(c):cap(c)]
+		}
+	}
+	b.chunks = append(b.chunks, make([]byte, 0, max(minChunk, n)))
+	b.cur = len(b.chunks) - 1
+	return b.chunks[b.cur][:0]
+}
+
 // Truncate drops the records after the first n. Their arena bytes stay
 // allocated until Reset.
 func (b *Batch) Truncate(n int) {

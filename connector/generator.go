@@ -70,11 +70,10 @@ type generator struct {
 	at          int
 	// origin is the first index due when the rate's clock starts: the
 	// resumed position, 0 for a fresh start.
-	origin  int64
-	start   time.Time
-	timer   *time.Timer
-	rng     rng // seeded for each record from Seed and its index
-	scratch []byte
+	origin int64
+	start  time.Time
+	timer  *time.Timer
+	rng    rng // seeded for each record from Seed and its index
 	// nexmark is the model of the nexmark kind, which also gives the
 	// records' timestamps.
 	nexmark *nexmark.Generator
@@ -149,8 +148,7 @@ func (g *generator) Fetch(ctx context.Context, b *abi.Batch, max int, wait time.
 			ts = g.nexmark.Timestamp(n)
 		}
 		g.rng = newRNG(g.seed, n)
-		g.scratch = g.kind(g, g.scratch[:0], n, ts)
-		b.AppendParts(nil, g.scratch, ts, nil)
+		b.AppendValue(ts, func(dst []byte) []byte { return g.kind(g, dst, n, ts) })
 		i++
 	}
 	if g.exhausted() {

@@ -249,7 +249,7 @@ func TestGeneratorFetchDoesNotAllocate(t *testing.T) {
 			}
 		}
 		for range 4 {
-			fetch() // grow the batch and the scratch buffer
+			fetch() // grow the batch
 		}
 		if allocs := testing.AllocsPerRun(50, fetch); allocs != 0 {
 			t.Errorf("%s: %v allocations per Fetch, want 0", kind, allocs)
