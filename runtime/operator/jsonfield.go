@@ -62,6 +62,19 @@ func JSONMember(data []byte, name string, scratch []byte) ([]byte, error) {
 // its top-level field name (scratch unescapes keys with escapes). The
 // object's members after it are not checked.
 func (s *jsonScanner) member(name string, scratch []byte) error {
+	if value, found, ok := memberCompact(s.data, s.pos, name); ok {
+		if !found {
+			return errNoField
+		}
+		s.pos = value
+		return nil
+	}
+	return s.memberFull(name, scratch)
+}
+
+// memberFull is member for any JSON: whitespace, escaped keys, and the
+// errors.
+func (s *jsonScanner) memberFull(name string, scratch []byte) error {
 	s.space()
 	if !s.consume('{') {
 		return s.fail("want a JSON object")
@@ -220,6 +233,14 @@ func (s *jsonScanner) skipValue(depth int) error {
 		return s.fail("nested too deeply")
 	}
 	s.space()
+	// A value the compact skip refuses is scanned again below; trying it at
+	// the top only keeps that to twice the bytes at worst.
+	if depth == 0 {
+		if end, ok := skipCompact(s.data, s.pos); ok {
+			s.pos = end
+			return nil
+		}
+	}
 	switch c := s.peek(); {
 	case c == '"':
 		_, _, err := s.stringRaw()

@@ -384,3 +384,54 @@ func TestDigitsUntil(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSkipCompact checks that skipCompact accepts only what the scanner's
+// full path accepts, ending at the same byte, and accepts compact JSON.
+func FuzzSkipCompact(f *testing.F) {
+	for _, s := range []string{nexmarkBid, `{"a":[1,{"b":"\"x"},[]],"c":{}}`, `[true,false,null,-1.5e3]`, `"a\\"`, `{"a" :1}`, `[1,]`, `{"a":1`, `[[[[0]]]]`, `nul`, "\"\x01\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		end, ok := skipCompact(data, 0)
+		full := jsonScanner{data: data}
+		// The full path alone: skipValue above the top depth.
+		err := full.skipValue(1)
+		if ok && (err != nil || full.pos != end) {
+			t.Fatalf("%q: skipCompact ends at %d, the scanner at %d (%v)", data, end, full.pos, err)
+		}
+		compact := err == nil && !bytes.ContainsAny(data[:full.pos], " \t\r\n") && bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) <= maxCompactDepth
+		if compact && json.Valid(data[:full.pos]) && !ok {
+			t.Fatalf("%q: skipCompact refuses compact JSON", data)
+		}
+	})
+}
+
+// FuzzMemberCompact checks that memberCompact answers only where the
+// scanner's full path answers the same: the member's value at the same
+// byte, or no such member.
+func FuzzMemberCompact(f *testing.F) {
+	for _, s := range []string{nexmarkBid, `{"a":1,"bid":2}`, `{"b\u0069d":1}`, `{"bi\\d":1}`, `{}`, `{"a":1 ,"bid":2}`, `{"a":1}x`, `{"a":[1,}`} {
+		f.Add([]byte(s), "bid")
+		f.Add([]byte(s), `bi\d`)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		value, found, ok := memberCompact(data, 0, name)
+		if !ok {
+			return
+		}
+		full := jsonScanner{data: data}
+		full.space()
+		if !full.consume('{') {
+			t.Fatalf("%q: memberCompact answers for a value that is not an object", data)
+		}
+		// The full path alone, as member runs it after its compact attempt.
+		s := jsonScanner{data: data}
+		err := s.memberFull(name, nil)
+		switch {
+		case found && (err != nil || s.pos != value):
+			t.Fatalf("%q, %q: memberCompact finds the value at %d, the scanner at %d (%v)", data, name, value, s.pos, err)
+		case !found && err != errNoField:
+			t.Fatalf("%q, %q: memberCompact finds no member, the scanner says %v at %d", data, name, err, s.pos)
+		}
+	})
+}
