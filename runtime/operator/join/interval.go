@@ -43,9 +43,9 @@ type Interval struct {
 	// copied (keep), keyChunks where its new keys are taken from (newKey).
 	slabs     [2][]byte
 	keyChunks [2][]joinKey
-	wm        int64
-	used      int64
-	limit     int64
+	wm    int64
+	used  int64
+	limit int64
 	// LateCount counts the records too late to join.
 	LateCount *atomic.Int64
 	out       *operator.Out
