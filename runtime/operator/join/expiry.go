@@ -5,11 +5,18 @@ import "container/heap"
 // joinKey is the buffered records of one key on one side of an interval
 // join. Most keys hold one record at a time (a join whose keys come and
 // go): recs starts in one, so that such a key costs no allocation of its
-// own for it (Interval.newKey).
+// own for it.
 type joinKey struct {
 	key  string
 	recs []joinRec
 	one  [1]joinRec
+}
+
+// newJoinKey is a key without records.
+func newJoinKey(key string) *joinKey {
+	k := &joinKey{key: key}
+	k.recs = k.one[:0:1]
+	return k
 }
 
 // joinExp says that a record of key k expires at the watermark exp.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"wasmstream.io/platform/abi"
 	"wasmstream.io/platform/runtime/operator"
@@ -39,10 +38,8 @@ type Interval struct {
 	// expiries orders them by the watermark at which they expire.
 	sides    [2]map[string]*joinKey
 	expiries [2]joinExpiries
-	// slabs are where each side's buffered values and new keys' bytes are
-	// copied (keep), keyChunks where its new keys are taken from (newKey).
-	slabs     [2][]byte
-	keyChunks [2][]joinKey
+	// slabs are where each side's buffered values are copied (keep).
+	slabs [2][]byte
 	wm    int64
 	used  int64
 	limit int64
@@ -204,7 +201,7 @@ func (j *Interval) buffer(side int, key []byte, ts int64, value []byte) error {
 	}
 	k := j.sides[side][string(key)]
 	if k == nil {
-		k = j.newKey(side, key)
+		k = newJoinKey(string(key))
 		j.sides[side][k.key] = k
 	}
 	k.recs = append(k.recs, joinRec{ts: ts, value: j.keep(side, value)})
@@ -236,31 +233,6 @@ func (j *Interval) keep(side int, value []byte) []byte {
 	s = append(s, value...)
 	j.slabs[side] = s
 	return s[n:len(s):len(s)]
-}
-
-// keyChunkLen is the number of keys of one chunk.
-const keyChunkLen = 256
-
-// newKey returns a key of a side without records. It takes the key from a
-// chunk and its bytes from the side's slab, which saves two allocations per
-// new key where most keys are new (q7's prices): a chunk, like a slab, is
-// garbage once none of its keys is buffered, and keys come and go in the
-// order of their records' times.
-func (j *Interval) newKey(side int, key []byte) *joinKey {
-	c := j.keyChunks[side]
-	if len(c) == cap(c) {
-		c = make([]joinKey, 0, keyChunkLen)
-	}
-	c = c[:len(c)+1]
-	j.keyChunks[side] = c
-	k := &c[len(c)-1]
-	if len(key) > 0 {
-		// The slab's bytes never change once kept, as a string's must not.
-		b := j.keep(side, key)
-		k.key = unsafe.String(&b[0], len(b))
-	}
-	k.recs = k.one[:0:1]
-	return k
 }
 
 // emit outputs a matched pair: {"key": "...", "left": <left>, "right": <right>}.
