@@ -17,9 +17,10 @@ func skipCompact(data []byte, i int) (end int, ok bool) {
 		}
 		switch c := data[i]; {
 		case c == '"':
-			if i, ok = skipString(data, i+1); !ok {
+			if i, ok = stringEnd(data, i+1, true); !ok {
 				return 0, false
 			}
+			i++
 		case c == '-' || c >= '0' && c <= '9':
 			i = digitsUntil(data, i+1)
 			for i < len(data) && isNumberByte(data[i]) {
@@ -91,17 +92,19 @@ func skipKey(data []byte, i int) (int, bool) {
 	if i >= len(data) || data[i] != '"' {
 		return 0, false
 	}
-	i, ok := skipString(data, i+1)
-	if !ok || i >= len(data) || data[i] != ':' {
+	end, ok := stringEnd(data, i+1, true)
+	if !ok || end+1 >= len(data) || data[end+1] != ':' {
 		return 0, false
 	}
-	return i + 1, true
+	return end + 2, true
 }
 
-// skipString returns the index after the closing quote of the string whose
-// contents start at data[i], as stringRaw reads it: a backslash escapes the
-// next byte, a control character fails it.
-func skipString(data []byte, i int) (int, bool) {
+// stringEnd returns the index of the closing quote of the string whose
+// contents start at data[i], read as stringRaw reads it: a backslash escapes
+// the next byte, a control character fails the string. With escapes false
+// a backslash fails it too: a key with escapes may unescape to the name
+// sought.
+func stringEnd(data []byte, i int, escapes bool) (int, bool) {
 	for {
 		i = plainUntil(data, i)
 		if i >= len(data) {
@@ -109,10 +112,10 @@ func skipString(data []byte, i int) (int, bool) {
 		}
 		switch c := data[i]; {
 		case c == '"':
-			return i + 1, true
-		case c == '\\':
+			return i, true
+		case c == '\\' && escapes:
 			i += 2
-		case c < 0x20:
+		case c == '\\' || c < 0x20:
 			return 0, false
 		default:
 			i++
@@ -143,7 +146,7 @@ func memberCompact(data []byte, i int, name string) (value int, found, ok bool) 
 			return 0, false, false
 		}
 		start := i + 1
-		end, ok := plainKeyEnd(data, start)
+		end, ok := stringEnd(data, start, false)
 		if !ok || end+1 >= len(data) || data[end+1] != ':' {
 			return 0, false, false
 		}
@@ -161,26 +164,6 @@ func memberCompact(data []byte, i int, name string) (value int, found, ok bool) 
 			return 0, false, true
 		default:
 			return 0, false, false
-		}
-	}
-}
-
-// plainKeyEnd returns the index of the closing quote of the key whose
-// contents start at data[i], and ok false for a key with escapes (it may
-// unescape to the name sought), a control character, or no end.
-func plainKeyEnd(data []byte, i int) (int, bool) {
-	for {
-		i = plainUntil(data, i)
-		if i >= len(data) {
-			return 0, false
-		}
-		switch c := data[i]; {
-		case c == '"':
-			return i, true
-		case c == '\\' || c < 0x20:
-			return 0, false
-		default:
-			i++
 		}
 	}
 }
