@@ -100,8 +100,14 @@ func endBid(b *bidView) {
 // q0 passes bids through: auction, bidder, price, dateTime, extra.
 func q0(r udf.Record, emit func(udf.Record)) error {
 	return eachBid(r, func(b *bidView) error {
-		beginBid(b, false)
-		endBid(b)
+		if b.channelAt > 0 {
+			// The members kept, copied as they are written.
+			out.Reset()
+			out.Buf = append(append(out.Buf, b.obj[:b.channelAt]...), b.obj[b.dateTimeAt:]...)
+		} else {
+			beginBid(b, false)
+			endBid(b)
+		}
 		emitValue(r, emit)
 		return nil
 	})
@@ -111,8 +117,15 @@ func q0(r udf.Record, emit func(udf.Record)) error {
 // DECIMAL(23, 3)).
 func q1(r udf.Record, emit func(udf.Record)) error {
 	return eachBid(r, func(b *bidView) error {
-		beginBid(b, true)
-		endBid(b)
+		if b.channelAt > 0 {
+			out.Reset()
+			buf := append(out.Buf, b.obj[:b.priceAt]...)
+			buf = appendDecimal3(buf, b.price*908)
+			out.Buf = append(buf, b.obj[b.dateTimeAt:]...)
+		} else {
+			beginBid(b, true)
+			endBid(b)
+		}
 		emitValue(r, emit)
 		return nil
 	})

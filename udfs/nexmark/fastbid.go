@@ -19,6 +19,12 @@ type bidView struct {
 	channel, url, extra              []byte
 	// obj is the whole bid object.
 	obj []byte
+	// priceAt, channelAt and dateTimeAt are where the price's digits,
+	// `,"channel":` and `,"dateTime":` start in obj when it is in the
+	// generator's layout, whose integers are written as strconv writes
+	// them: q0 and q1 then copy their rows' other members from it. 0 in
+	// another layout.
+	priceAt, channelAt, dateTimeAt int
 }
 
 // The parts of a bid event in the generator's layout.
@@ -56,7 +62,7 @@ func readBidObject(obj []byte, b *bidView) error {
 		return err
 	}
 	*b = bidView{bid.ints[bAuction], bid.ints[bBidder], bid.ints[bPrice], bid.ints[bDateTime],
-		bid.raw(bChannel), bid.raw(bURL), bid.raw(bExtra), obj}
+		bid.raw(bChannel), bid.raw(bURL), bid.raw(bExtra), obj, 0, 0, 0}
 	return nil
 }
 
@@ -88,15 +94,18 @@ func fastBidObject(v []byte, i int, b *bidView) (int, bool) {
 	if b.bidder, i, ok = integer(v, i+len(bidBidder)); !ok || !literal(v, i, bidPrice) {
 		return i, false
 	}
+	b.priceAt = i + len(bidPrice) - start
 	if b.price, i, ok = integer(v, i+len(bidPrice)); !ok || !literal(v, i, bidChannel) {
 		return i, false
 	}
+	b.channelAt = i - start
 	if b.channel, i, ok = plainString(v, i+len(bidChannel)); !ok || !literal(v, i, bidURL) {
 		return i, false
 	}
 	if b.url, i, ok = plainString(v, i+len(bidURL)); !ok || !literal(v, i, bidDateTime) {
 		return i, false
 	}
+	b.dateTimeAt = i - start
 	if b.dateTime, i, ok = integer(v, i+len(bidDateTime)); !ok || !literal(v, i, bidExtra) {
 		return i, false
 	}
@@ -133,7 +142,8 @@ func loadString(s string, i int) uint64 {
 }
 
 // integer reads a JSON integer (no fraction or exponent) of at most 18
-// digits at i, and returns where it ends. It reads eight digits at a time.
+// digits at i, as strconv writes it (no leading zeros, not -0), and returns
+// where it ends. It reads eight digits at a time.
 func integer(v []byte, i int) (int64, int, bool) {
 	neg := i < len(v) && v[i] == '-'
 	if neg {
@@ -155,7 +165,7 @@ func integer(v []byte, i int) (int64, int, bool) {
 		}
 	}
 	count := i - start
-	if count == 0 || count > 18 || count > 1 && v[start] == '0' {
+	if count == 0 || count > 18 || count > 1 && v[start] == '0' || neg && n == 0 {
 		return 0, i, false // 18 digits at most: no overflow to check
 	}
 	if neg {
