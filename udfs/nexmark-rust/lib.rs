@@ -39,11 +39,19 @@ struct Layout {
 
 const BID_EVENT: &[u8] = br#"{"event_type":2,"person":null,"auction":null,"bid":"#;
 
-/// The bid of a bid event, `None` for another event.
+/// The bid of a bid event, `None` for another event. Inlined, so that a
+/// function's values that its fast path does not use are not computed.
+#[inline(always)]
 fn read_bid(v: &[u8]) -> Result<Option<Bid<'_>>> {
     if let Some(b) = fast_bid(v) {
         return Ok(Some(b));
     }
+    read_bid_slow(v)
+}
+
+/// read_bid for an event in another layout, or another event.
+#[inline(never)]
+fn read_bid_slow(v: &[u8]) -> Result<Option<Bid<'_>>> {
     if event_type(v)? != 2 {
         return Ok(None);
     }
