@@ -42,9 +42,11 @@ func skipCompact(data []byte, i int) (end int, ok bool) {
 			}
 			arrays &^= 1 << depth
 			depth++
-			if i, ok = skipKey(data, i); !ok {
+			end, ok := objectKey(data, i, true)
+			if !ok {
 				return 0, false
 			}
+			i = end + 2
 			continue
 		case c == 't' && hasPrefixAt(data, i, "true"), c == 'n' && hasPrefixAt(data, i, "null"):
 			i += 4
@@ -67,9 +69,11 @@ func skipCompact(data []byte, i int) (end int, ok bool) {
 			if c == ',' {
 				i++
 				if !inArray {
-					if i, ok = skipKey(data, i); !ok {
+					end, ok := objectKey(data, i, true)
+					if !ok {
 						return 0, false
 					}
+					i = end + 2
 				}
 				break
 			}
@@ -87,16 +91,19 @@ func skipCompact(data []byte, i int) (end int, ok bool) {
 // its stack each.
 const maxCompactDepth = 64
 
-// skipKey skips an object's key and its colon at data[i].
-func skipKey(data []byte, i int) (int, bool) {
+// objectKey reads the key at data[i] and the colon after it, and returns
+// the index of the key's closing quote: its contents are data[i+1:end], its
+// value starts at end+2. With escapes false, a key with escapes fails, as
+// stringEnd says.
+func objectKey(data []byte, i int, escapes bool) (end int, ok bool) {
 	if i >= len(data) || data[i] != '"' {
 		return 0, false
 	}
-	end, ok := stringEnd(data, i+1, true)
+	end, ok = stringEnd(data, i+1, escapes)
 	if !ok || end+1 >= len(data) || data[end+1] != ':' {
 		return 0, false
 	}
-	return end + 2, true
+	return end, true
 }
 
 // stringEnd returns the index of the closing quote of the string whose
@@ -142,16 +149,13 @@ func memberCompact(data []byte, i int, name string) (value int, found, ok bool) 
 		return 0, false, true
 	}
 	for {
-		if i >= len(data) || data[i] != '"' {
+		end, ok := objectKey(data, i, false)
+		if !ok {
 			return 0, false, false
 		}
-		start := i + 1
-		end, ok := stringEnd(data, start, false)
-		if !ok || end+1 >= len(data) || data[end+1] != ':' {
-			return 0, false, false
-		}
+		key := data[i+1 : end]
 		i = end + 2
-		if string(data[start:end]) == name {
+		if string(key) == name {
 			return i, true, true
 		}
 		if i, ok = skipCompact(data, i); !ok || i >= len(data) {
