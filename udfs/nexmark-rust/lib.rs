@@ -268,6 +268,10 @@ fn word(v: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(v[i..i + 8].try_into().unwrap())
 }
 
+/// Words with 0x01 and 0x80 in each byte, for eight bytes at a time.
+const ONES: u64 = 0x0101010101010101;
+const HIGHS: u64 = 0x8080808080808080;
+
 /// Powers of ten up to 10^8.
 const POW10: [u64; 9] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
 
@@ -275,10 +279,9 @@ const POW10: [u64; 9] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_0
 /// digits before the first one that is not.
 #[inline(always)]
 fn leading_digits(x: u64) -> usize {
-    const ONES: u64 = 0x0101010101010101;
     // A byte's high bit is set when it is below '0', above '9' (0x46 added
     // carries no byte below 0x80 past its own), or 0x80 and over.
-    let not_digit = (x.wrapping_sub(b'0' as u64 * ONES) | x.wrapping_add(0x46 * ONES) | x) & 0x8080808080808080;
+    let not_digit = (x.wrapping_sub(b'0' as u64 * ONES) | x.wrapping_add(0x46 * ONES) | x) & HIGHS;
     (not_digit.trailing_zeros() / 8) as usize
 }
 
@@ -293,10 +296,6 @@ fn digits_value(x: u64, k: usize) -> u64 {
     (d.wrapping_mul(10000) + (d >> 32)) & 0xffffffff
 }
 
-#[cfg(not(target_feature = "simd128"))]
-const ONES: u64 = 0x0101010101010101;
-#[cfg(not(target_feature = "simd128"))]
-const HIGHS: u64 = 0x8080808080808080;
 
 /// Whether one of the eight bytes of `x` may be a quote, a backslash or a
 /// control character (never false when one is).
