@@ -48,7 +48,7 @@ func (r *rng) float() float64 { return float64(r.next()>>11) / (1 << 53) }
 func (r *rng) price() int64 { return priceOf(r.float() * 6) }
 
 // priceOf is round(pow10(y) * 100) for y in [0, 6), the reference's price,
-// mostly without pow10's math.Exp (a sixth of a bid's generation): an
+// mostly without pow10's math.Exp (about a fifth of the generator's time): an
 // estimate of 10^y * 100 within a few units in 10^15 of it settles the
 // rounding whenever it is not within priceMargin of halfway between two
 // integers; closer, the price is computed as the reference does.
