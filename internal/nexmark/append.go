@@ -1,7 +1,5 @@
 package nexmark
 
-import "strconv"
-
 // Names and places persons are drawn from, as in the reference: few
 // states, so that queries that filter on them find matches in small runs.
 var (
@@ -19,7 +17,7 @@ func (g *Generator) AppendEvent(dst []byte, i int64) []byte {
 	r := newRNG(g.c.Seed, eventStream, e)
 	// The event time is written twice, in the event and in its object.
 	var digits [20]byte
-	when := strconv.AppendInt(digits[:0], ts, 10)
+	when := appendInt(digits[:0], ts)
 	switch g.kindOf(e) {
 	case KindPerson:
 		dst = append(dst, `{"event_type":0,"person":`...)
@@ -40,7 +38,7 @@ func (g *Generator) AppendEvent(dst []byte, i int64) []byte {
 
 func (g *Generator) appendPerson(dst []byte, e, ts int64, when []byte, r *rng) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = strconv.AppendInt(dst, g.lastPerson(e)+FirstPersonID, 10)
+	dst = appendInt(dst, g.lastPerson(e)+FirstPersonID)
 	dst = append(dst, `,"name":"`...)
 	size := len(dst)
 	dst = append(dst, firstNames[r.intn(len(firstNames))]...)
@@ -85,7 +83,7 @@ func (g *Generator) appendAuction(dst []byte, e, ts int64, when []byte, r *rng) 
 	initial := r.price()
 	expires := ts + g.auctionLength(e, r)
 	dst = append(dst, `{"id":`...)
-	dst = strconv.AppendInt(dst, g.lastAuction(e)+FirstAuctionID, 10)
+	dst = appendInt(dst, g.lastAuction(e)+FirstAuctionID)
 	dst = append(dst, `,"itemName":"`...)
 	mark := len(dst)
 	dst = r.appendString(dst, 20, ' ')
@@ -95,17 +93,17 @@ func (g *Generator) appendAuction(dst []byte, e, ts int64, when []byte, r *rng) 
 	dst = r.appendString(dst, 100, ' ')
 	size += len(dst) - mark
 	dst = append(dst, `","initialBid":`...)
-	dst = strconv.AppendInt(dst, initial, 10)
+	dst = appendInt(dst, initial)
 	dst = append(dst, `,"reserve":`...)
-	dst = strconv.AppendInt(dst, initial+r.price(), 10)
+	dst = appendInt(dst, initial+r.price())
 	dst = append(dst, `,"dateTime":`...)
 	dst = append(dst, when...)
 	dst = append(dst, `,"expires":`...)
-	dst = strconv.AppendInt(dst, expires, 10)
+	dst = appendInt(dst, expires)
 	dst = append(dst, `,"seller":`...)
-	dst = strconv.AppendInt(dst, seller, 10)
+	dst = appendInt(dst, seller)
 	dst = append(dst, `,"category":`...)
-	dst = strconv.AppendInt(dst, int64(category), 10)
+	dst = appendInt(dst, int64(category))
 	dst = append(dst, `,"extra":"`...)
 	dst = r.appendExtra(dst, 8+size+40, g.c.AvgAuctionSize)
 	return append(dst, `"}`...)
@@ -115,11 +113,11 @@ func (g *Generator) appendBid(dst []byte, e, ts int64, when []byte, r *rng) []by
 	auction := g.auction(e, r) + FirstAuctionID
 	bidder := g.bidder(e, r) + FirstPersonID
 	dst = append(dst, `{"auction":`...)
-	dst = strconv.AppendInt(dst, auction, 10)
+	dst = appendInt(dst, auction)
 	dst = append(dst, `,"bidder":`...)
-	dst = strconv.AppendInt(dst, bidder, 10)
+	dst = appendInt(dst, bidder)
 	dst = append(dst, `,"price":`...)
-	dst = strconv.AppendInt(dst, r.price(), 10)
+	dst = appendInt(dst, r.price())
 	dst = append(dst, ',')
 	dst = r.appendChannel(dst, g.c.Seed, &g.hotURLs)
 	dst = append(dst, `,"dateTime":`...)

@@ -3,7 +3,6 @@ package nexmark
 import (
 	"math"
 	"math/bits"
-	"strconv"
 )
 
 // rng is a splitmix64 generator, seeded for each event from the seed and
@@ -207,14 +206,14 @@ func (r *rng) appendChannel(dst []byte, seed int64, hotURLs *[len(hotChannelName
 	}
 	ch := r.intn(channels)
 	dst = append(dst, "channel-"...)
-	dst = strconv.AppendInt(dst, int64(ch), 10)
+	dst = appendInt(dst, int64(ch))
 	dst = append(dst, `","url":"`...)
 	u := newRNG(seed, channelStream, int64(ch))
 	dst = u.appendURL(dst)
 	if u.intn(10) > 0 {
 		dst = append(dst, "&channel_id="...)
 		id := int64(int32(bits.Reverse32(uint32(ch))))
-		dst = strconv.AppendInt(dst, max(id, -id), 10)
+		dst = appendInt(dst, max(id, -id))
 	}
 	return append(dst, '"')
 }

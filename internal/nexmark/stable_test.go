@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -100,5 +101,56 @@ func BenchmarkPrice(b *testing.B) {
 		for b.Loop() {
 			priceSum += r.price()
 		}
+	})
+}
+
+func TestAppendInt(t *testing.T) {
+	values := []int64{0, 1, -1, 9, 10, -10, 99, 100, 101, math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
+	for _, p := range powersOf10[1:] {
+		n := int64(p)
+		if p > math.MaxInt64 {
+			break
+		}
+		values = append(values, n-1, n, n+1, -n, -n+1)
+	}
+	r := newRNG(7, eventStream, 0)
+	for range 100_000 {
+		values = append(values, int64(r.next())>>r.intn(64))
+	}
+	for _, n := range values {
+		for _, room := range []int{0, 3, 40} {
+			dst := append(make([]byte, 0, 2+room), "x:"...)
+			if got, want := string(appendInt(dst, n)), "x:"+strconv.FormatInt(n, 10); got != want {
+				t.Fatalf("appendInt(%d) with room %d = %q, want %q", n, room, got, want)
+			}
+		}
+	}
+}
+
+// intSink keeps BenchmarkAppendInt's output from being optimised away.
+var intSink []byte
+
+// BenchmarkAppendInt formats the generator's integers of a bid (its event
+// time, auction, bidder and price) with strconv and in place.
+func BenchmarkAppendInt(b *testing.B) {
+	values := [...]int64{1_600_000_123_456, 1_000_123, 1_004_567, 28_731}
+	dst := make([]byte, 0, 64)
+	b.Run("strconv", func(b *testing.B) {
+		for b.Loop() {
+			dst = dst[:0]
+			for _, n := range values {
+				dst = strconv.AppendInt(dst, n, 10)
+			}
+		}
+		intSink = dst
+	})
+	b.Run("inplace", func(b *testing.B) {
+		for b.Loop() {
+			dst = dst[:0]
+			for _, n := range values {
+				dst = appendInt(dst, n)
+			}
+		}
+		intSink = dst
 	})
 }
