@@ -26,3 +26,12 @@ func BenchmarkJoinIntervalFreshKeys(b *testing.B) {
 		return newIntervalJoin("join", &plan.Join{Interval: true, Lower: -5000, Upper: 5000}, in, 1<<32, new(atomic.Int64), out, nil)
 	})
 }
+
+// The same fresh keys with one side rare, as q7's windows' maxima joined
+// with its bids: one left batch for 1,023 right ones, a left record
+// meeting the right records of the 11 ms before it (about 1,100).
+func BenchmarkJoinIntervalRareLeft(b *testing.B) {
+	in := &operator.Inputs{Split: 1}
+	j := newIntervalJoin("join", &plan.Join{Interval: true, Lower: -10, Upper: 0}, in, 1<<32, new(atomic.Int64), &operator.Out{Max: 1024, Next: &optest.Count{}}, nil)
+	optest.Bench(b, j, 1_000_000, 100, func(n int) { in.From(min(n/1024%1024, 1)) })
+}

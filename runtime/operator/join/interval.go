@@ -34,15 +34,16 @@ type Interval struct {
 	vertex string
 	plan   *plan.Join
 	inputs *operator.Inputs
-	// sides buffers the left (0) and right (1) records by key, and
-	// expiries orders them by the watermark at which they expire.
-	sides    [2]map[string]*joinKey
-	expiries [2]joinExpiries
-	// slabs are where each side's buffered values are copied (keep).
+	// sides buffers the left (0) and right (1) records.
+	sides [2]joinSide
+	// slabs are where each side's buffered records are copied (keep).
 	slabs [2][]byte
-	wm    int64
-	used  int64
-	limit int64
+	// matched are the other side's records a record meets, for the moment
+	// add joins them.
+	matched []joinRec
+	wm      int64
+	used    int64
+	limit   int64
 	// LateCount counts the records too late to join.
 	LateCount *atomic.Int64
 	out       *operator.Out
@@ -96,7 +97,7 @@ func New(cfg Config) *Interval {
 func newIntervalJoin(vertex string, jp *plan.Join, inputs *operator.Inputs, limit int64, lateCount *atomic.Int64, out *operator.Out, late operator.Stage) *Interval {
 	return &Interval{
 		vertex: vertex, plan: jp, inputs: inputs, limit: limit, LateCount: lateCount, out: out, Late: late,
-		sides: [2]map[string]*joinKey{{}, {}}, wm: abi.NoWatermark,
+		wm: abi.NoWatermark,
 	}
 }
 
@@ -164,26 +165,31 @@ func (j *Interval) add(side int, rec *abi.Record) error {
 	if side == 1 {
 		lo, hi = operator.SubTime(rec.Timestamp, j.plan.Upper), operator.SubTime(rec.Timestamp, j.plan.Lower)
 	}
-	if other := j.sides[1-side][string(rec.Key)]; other != nil {
-		begun := false
-		for _, o := range other.recs {
-			switch {
-			case o.ts < lo || o.ts > hi:
-			case j.fn != nil && side == 0:
-				if !begun {
-					j.fn.begin(rec.Key, rec)
-					begun = true
-				}
-				j.fn.right(&abi.Record{Key: rec.Key, Value: o.value, Timestamp: o.ts})
-			case j.fn != nil:
-				j.fn.begin(rec.Key, &abi.Record{Key: rec.Key, Value: o.value, Timestamp: o.ts})
-				j.fn.right(rec)
-			case side == 0:
-				j.emit(rec.Key, rec.Value, o.value, max(rec.Timestamp, o.ts))
-			default:
-				j.emit(rec.Key, o.value, rec.Value, max(rec.Timestamp, o.ts))
+	other := &j.sides[1-side]
+	j.matched = other.matches(j.matched[:0], rec.Key, lo, hi)
+	begun := false
+	for _, o := range j.matched {
+		switch {
+		case j.fn != nil && side == 0:
+			if !begun {
+				j.fn.begin(rec.Key, rec)
+				begun = true
 			}
+			j.fn.right(&abi.Record{Key: rec.Key, Value: o.value, Timestamp: o.ts})
+		case j.fn != nil:
+			j.fn.begin(rec.Key, &abi.Record{Key: rec.Key, Value: o.value, Timestamp: o.ts})
+			j.fn.right(rec)
+		case side == 0:
+			j.emit(rec.Key, rec.Value, o.value, max(rec.Timestamp, o.ts))
+		default:
+			j.emit(rec.Key, o.value, rec.Value, max(rec.Timestamp, o.ts))
 		}
+	}
+	if len(j.matched) > 0 {
+		clear(j.matched)
+	}
+	if other.costly() {
+		j.index(1 - side)
 	}
 	return j.buffer(side, rec.Key, rec.Timestamp, rec.Value)
 }
@@ -199,14 +205,27 @@ func (j *Interval) buffer(side int, key []byte, ts int64, value []byte) error {
 	if j.used > j.limit {
 		return fmt.Errorf("operator[%s]: join state exceeds its budget of %d bytes (record key %q)", j.vertex, j.limit, key)
 	}
-	k := j.sides[side][string(key)]
-	if k == nil {
-		k = newJoinKey(string(key))
-		j.sides[side][k.key] = k
+	s := &j.sides[side]
+	if !s.indexed() {
+		s.appendLog(ts, j.keep(side, key, value), len(key))
+		if s.costly() {
+			j.index(side)
+		}
+		return nil
 	}
-	k.recs = append(k.recs, joinRec{ts: ts, value: j.keep(side, value)})
-	j.expiries[side].push(joinExp{exp: exp, k: k})
+	s.bufferByKey(key, ts, j.keep(side, nil, value), exp)
 	return nil
+}
+
+// index moves a side's log into an index by key, in the log's order.
+func (j *Interval) index(side int) {
+	s := &j.sides[side]
+	s.keys = map[string]*joinKey{}
+	for i := s.head; i < len(s.log); i++ {
+		r := &s.log[i]
+		s.bufferByKey(r.key(), r.ts, r.value(), j.expiry(side, r.ts))
+	}
+	s.log, s.head = nil, 0
 }
 
 // slabBytes is the size of a slab of buffered values, and slabValueBytes
@@ -216,23 +235,25 @@ const (
 	slabValueBytes = slabBytes / 8
 )
 
-// keep returns a copy of a value a side buffers. Copies go back to back
-// into the side's slab, which saves an allocation per record: a slab is
-// garbage once every record in it expired, and as a side's records expire
-// in the order of their times, that is soon after its last record's
-// expiry, unless a record far out of order came among them.
-func (j *Interval) keep(side int, value []byte) []byte {
-	if len(value) > slabValueBytes {
-		return append([]byte(nil), value...)
+// keep returns a copy of a buffered record's key (in a log) and value, back
+// to back. Copies go back to back into the side's slab, which saves an
+// allocation per record: a slab is garbage once every record in it
+// expired, and as a side's records expire in the order of their times, that
+// is soon after its last record's expiry, unless a record far out of order
+// came among them.
+func (j *Interval) keep(side int, key, value []byte) []byte {
+	n := len(key) + len(value)
+	if n > slabValueBytes {
+		return append(append(make([]byte, 0, n), key...), value...)
 	}
 	s := j.slabs[side]
-	if cap(s)-len(s) < len(value) {
+	if cap(s)-len(s) < n {
 		s = make([]byte, 0, slabBytes)
 	}
-	n := len(s)
-	s = append(s, value...)
+	m := len(s)
+	s = append(append(s, key...), value...)
 	j.slabs[side] = s
-	return s[n:len(s):len(s)]
+	return s[m:len(s):len(s)]
 }
 
 // emit outputs a matched pair: {"key": "...", "left": <left>, "right": <right>}.
@@ -252,8 +273,19 @@ func (j *Interval) emit(key, left, right []byte, ts int64) {
 // expiry due, the expired records of its key.
 func (j *Interval) prune() {
 	for side := range j.sides {
+		s := &j.sides[side]
+		if !s.indexed() {
+			// A log is in time order, and a record's expiry does not
+			// decrease with its time.
+			for ; s.head < len(s.log) && j.expiry(side, s.log[s.head].ts) <= j.wm; s.head++ {
+				j.used -= int64(len(s.log[s.head].kv) + joinRecOverhead)
+				s.log[s.head] = logRec{}
+			}
+			s.compact()
+			continue
+		}
 		for {
-			x, ok := j.expiries[side].pop(j.wm)
+			x, ok := s.expiries.pop(j.wm)
 			if !ok {
 				break
 			}
@@ -273,8 +305,8 @@ func (j *Interval) pruneKey(side int, k *joinKey) {
 	}
 	clear(k.recs[len(kept):])
 	k.recs = kept
-	if len(kept) == 0 && j.sides[side][k.key] == k {
-		delete(j.sides[side], k.key)
+	if keys := j.sides[side].keys; len(kept) == 0 && keys[k.key] == k {
+		delete(keys, k.key)
 	}
 }
 

@@ -17,68 +17,70 @@ import (
 // a slab), and checks every pair against all pairs of the records in the
 // interval, in arrival order.
 func TestIntervalJoinKeysComeAndGo(t *testing.T) {
-	const lower, upper = -50, 30
-	jp := &plan.Join{Interval: true, Lower: lower, Upper: upper}
-	out := &optest.Tape{}
-	j, c := testIntervalJoin(jp, 1<<40, out, nil)
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(7, 11))
+	bothModes(t, func(t *testing.T) {
+		const lower, upper = -50, 30
+		jp := &plan.Join{Interval: true, Lower: lower, Upper: upper}
+		out := &optest.Tape{}
+		j, c := testIntervalJoin(jp, 1<<40, out, nil)
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(7, 11))
 
-	type rec struct {
-		side  int
-		key   string
-		ts    int64
-		value string
-	}
-	var all []rec
-	var want []string
-	for batch := range 1000 {
-		side := batch % 2
-		j.inputs.From(side)
-		var recs []abi.Record
-		for i := range 10 {
-			key := fmt.Sprintf("cold-%d", rng.IntN(500))
-			if rng.IntN(3) > 0 {
-				key = fmt.Sprintf("hot-%d", rng.IntN(2))
-			}
-			r := rec{side: side, key: key, ts: int64(batch*10+i) / 4, value: fmt.Sprintf(`"%d-%s"`, len(all), strings.Repeat("v", valueLen(rng)))}
-			// Records come in time order: those before lo are of no use.
-			first := len(all)
-			for first > 0 && all[first-1].ts >= r.ts-(upper-lower) {
-				first--
-			}
-			for _, o := range all[first:] {
-				lo, hi := r.ts+lower, r.ts+upper
-				if side == 1 {
-					lo, hi = r.ts-upper, r.ts-lower
-				}
-				if o.side == side || o.key != key || o.ts < lo || o.ts > hi {
-					continue
-				}
-				left, right := r.value, o.value
-				if side == 1 {
-					left, right = o.value, r.value
-				}
-				want = append(want, fmt.Sprintf(`%s@%d {"key":"%s","left":%s,"right":%s}`, key, max(r.ts, o.ts), key, left, right))
-			}
-			all = append(all, r)
-			recs = append(recs, abi.Record{Key: []byte(r.key), Value: []byte(r.value), Timestamp: r.ts})
+		type rec struct {
+			side  int
+			key   string
+			ts    int64
+			value string
 		}
-		if err := j.Process(ctx, recs); err != nil {
-			t.Fatal(err)
+		var all []rec
+		var want []string
+		for batch := range 1000 {
+			side := batch % 2
+			j.inputs.From(side)
+			var recs []abi.Record
+			for i := range 10 {
+				key := fmt.Sprintf("cold-%d", rng.IntN(500))
+				if rng.IntN(3) > 0 {
+					key = fmt.Sprintf("hot-%d", rng.IntN(2))
+				}
+				r := rec{side: side, key: key, ts: int64(batch*10+i) / 4, value: fmt.Sprintf(`"%d-%s"`, len(all), strings.Repeat("v", valueLen(rng)))}
+				// Records come in time order: those before lo are of no use.
+				first := len(all)
+				for first > 0 && all[first-1].ts >= r.ts-(upper-lower) {
+					first--
+				}
+				for _, o := range all[first:] {
+					lo, hi := r.ts+lower, r.ts+upper
+					if side == 1 {
+						lo, hi = r.ts-upper, r.ts-lower
+					}
+					if o.side == side || o.key != key || o.ts < lo || o.ts > hi {
+						continue
+					}
+					left, right := r.value, o.value
+					if side == 1 {
+						left, right = o.value, r.value
+					}
+					want = append(want, fmt.Sprintf(`%s@%d {"key":"%s","left":%s,"right":%s}`, key, max(r.ts, o.ts), key, left, right))
+				}
+				all = append(all, r)
+				recs = append(recs, abi.Record{Key: []byte(r.key), Value: []byte(r.value), Timestamp: r.ts})
+			}
+			if err := j.Process(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			wm := recs[len(recs)-1].Timestamp - 1
+			if err := j.Advance(ctx, wm); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, fmt.Sprintf("wm %d", wm))
 		}
-		wm := recs[len(recs)-1].Timestamp - 1
-		if err := j.Advance(ctx, wm); err != nil {
-			t.Fatal(err)
+		if n := c.late.Load(); n != 0 {
+			t.Fatalf("%d records late", n)
 		}
-		want = append(want, fmt.Sprintf("wm %d", wm))
-	}
-	if n := c.late.Load(); n != 0 {
-		t.Fatalf("%d records late", n)
-	}
-	if got := strings.Join(out.Lines, "\n"); got != strings.Join(want, "\n") {
-		t.Fatalf("%d lines, want %d; first difference:\n%s", len(out.Lines), len(want), firstDifference(out.Lines, want))
-	}
+		if got := strings.Join(out.Lines, "\n"); got != strings.Join(want, "\n") {
+			t.Fatalf("%d lines, want %d; first difference:\n%s", len(out.Lines), len(want), firstDifference(out.Lines, want))
+		}
+	})
 }
 
 // valueLen is mostly short, now and then larger than a slab takes.

@@ -16,7 +16,7 @@ import (
 //
 //	"WSIJ" | u8 version 1 | i64 watermark | side left | side right
 //	side: u32 key count | key*
-//	key:  bytes key | u32 record count | record*
+//	key:  bytes key | u32 record count | record*  (a key may come again)
 //	record: i64 timestamp | bytes value
 //
 // where bytes is u32 length | bytes. Expiries are not stored: they follow
@@ -46,9 +46,22 @@ func (j *Interval) encode() []byte {
 	b := make([]byte, 0, int64(len(joinMagic)+1+8+2*4)+j.used)
 	b = append(append(b, joinMagic...), joinVersion)
 	b = binary.LittleEndian.AppendUint64(b, uint64(j.wm))
-	for _, keys := range j.sides {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(keys)))
-		for _, k := range keys {
+	for side := range j.sides {
+		s := &j.sides[side]
+		if !s.indexed() {
+			// A key of its own for each record of a log: keys may repeat.
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(s.log)-s.head))
+			for i := s.head; i < len(s.log); i++ {
+				r := &s.log[i]
+				b = snapenc.AppendBytes(b, r.key())
+				b = binary.LittleEndian.AppendUint32(b, 1)
+				b = binary.LittleEndian.AppendUint64(b, uint64(r.ts))
+				b = snapenc.AppendBytes(b, r.value())
+			}
+			continue
+		}
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.keys)))
+		for _, k := range s.keys {
 			b = binary.LittleEndian.AppendUint32(b, uint32(len(k.key)))
 			b = append(b, k.key...)
 			b = binary.LittleEndian.AppendUint32(b, uint32(len(k.recs)))
