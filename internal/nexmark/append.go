@@ -119,7 +119,7 @@ func (g *Generator) appendBid(dst []byte, e, ts int64, when []byte, r *rng) []by
 	dst = append(dst, `,"price":`...)
 	dst = appendInt(dst, r.price())
 	dst = append(dst, ',')
-	dst = r.appendChannel(dst, g.c.Seed, &g.hotURLs)
+	dst = r.appendChannel(dst, g.urls)
 	dst = append(dst, `,"dateTime":`...)
 	dst = append(dst, when...)
 	dst = append(dst, `,"extra":"`...)

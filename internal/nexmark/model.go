@@ -19,8 +19,8 @@ type Generator struct {
 	// futureEvents is how many events pass until InFlightAuctions more
 	// auctions have been created: the horizon of an auction's length.
 	futureEvents int64
-	// hotURLs are the hot channels' URLs, which half the bids name.
-	hotURLs [len(hotChannelNames)]string
+	// urls are the channels' URLs.
+	urls *channelURLs
 }
 
 // New returns the generator of cfg, with defaults for its zero fields.
@@ -34,7 +34,7 @@ func New(cfg Config) (*Generator, error) {
 		c:            c,
 		total:        total,
 		futureEvents: int64(c.InFlightAuctions) * total / int64(c.AuctionProportion),
-		hotURLs:      hotChannelURLs(c.Seed),
+		urls:         newChannelURLs(c.Seed),
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"math/bits"
 	"strconv"
 	"testing"
 )
@@ -153,4 +154,25 @@ func BenchmarkAppendInt(b *testing.B) {
 		}
 		intSink = dst
 	})
+}
+
+// TestChannelURLs checks every channel's URL, as a bid writes it from the
+// drawn path kept for it, against the URL drawn whole from the channel's
+// stream.
+func TestChannelURLs(t *testing.T) {
+	for _, seed := range []int64{0, 1, 42} {
+		urls := newChannelURLs(seed)
+		for ch := range channels {
+			u := newRNG(seed, channelStream, int64(ch))
+			want := string(u.appendURL(nil))
+			if u.intn(10) > 0 {
+				id := int64(int32(bits.Reverse32(uint32(ch))))
+				want += "&channel_id=" + strconv.FormatInt(max(id, -id), 10)
+			}
+			got := string(appendColdChannel(nil, urls, ch))
+			if wantMember := `"channel":"channel-` + strconv.Itoa(ch) + `","url":"` + want + `"`; got != wantMember {
+				t.Fatalf("seed %d channel %d: %s, want %s", seed, ch, got, wantMember)
+			}
+		}
+	}
 }
