@@ -169,4 +169,23 @@ func TestIntervalJoinSideIndexesWhenSearchesCost(t *testing.T) {
 			t.Errorf("%d pairs, want %d", out.n, want)
 		}
 	})
+	t.Run("a long cheap past does not delay the index", func(t *testing.T) {
+		// 1,000,000 right records nobody searches, then searches that each
+		// look at the 2,000 of the last 20 ms: without the counts' decay the
+		// side would turn after 8,000 searches.
+		j, _ := newJoin(-10, 10)
+		for ts := range int64(10_000) {
+			rights(j, 100, ts)
+			if err := j.Advance(ctx, ts-100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const most = (logWorkPerAdd*logDecayAdds+logWorkFloor)/2001 + 1
+		for i := 0; !j.sides[1].indexed(); i++ {
+			if i == most {
+				t.Fatalf("right side not indexed after %d searches", i)
+			}
+			left(j, 9_990)
+		}
+	})
 }

@@ -37,10 +37,14 @@ func (r *logRec) value() []byte { return r.kv[r.klen:] }
 // A side indexes its records once its log's work passes logWorkPerAdd per
 // record buffered, beyond logWorkFloor: a search's step or a moved entry
 // costs a few nanoseconds, a key index a map entry, an allocation and an
-// expiry per record, tens of times more.
+// expiry per record, tens of times more. Both counts are halved whenever
+// logDecayAdds records were buffered, so that a long cheap past does not
+// pay for a costly present: at most about 1.1 million entries are looked
+// at or moved beyond the allowance before a side turns.
 const (
 	logWorkPerAdd = 16
 	logWorkFloor  = 1 << 16
+	logDecayAdds  = 1 << 16
 )
 
 // indexed reports whether the side keeps its records by key.
@@ -49,7 +53,9 @@ func (s *joinSide) indexed() bool { return s.keys != nil }
 // appendLog buffers a record in time order; kv is the side's copy of its
 // key and value.
 func (s *joinSide) appendLog(ts int64, kv []byte, klen int) {
-	s.adds++
+	if s.adds++; s.adds == logDecayAdds {
+		s.adds, s.work = s.adds/2, s.work/2
+	}
 	r := logRec{ts: ts, kv: kv, klen: klen}
 	n := len(s.log)
 	if n == s.head || s.log[n-1].ts <= ts {
