@@ -39,8 +39,8 @@ func (r *logRec) value() []byte { return r.kv[r.klen:] }
 // costs a few nanoseconds, a key index a map entry, an allocation and an
 // expiry per record, tens of times more. Both counts are halved whenever
 // logDecayAdds records were buffered, so that a long cheap past does not
-// pay for a costly present: at most about 1.1 million entries are looked
-// at or moved beyond the allowance before a side turns.
+// pay for a costly present: a side whose log turns costly turns into an
+// index within about 1.1 million entries looked at or moved.
 const (
 	logWorkPerAdd = 16
 	logWorkFloor  = 1 << 16
