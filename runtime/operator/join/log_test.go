@@ -110,8 +110,7 @@ func TestIntervalJoinSideIndexesWhenSearchesCost(t *testing.T) {
 		c := newCounters()
 		return newIntervalJoin("join", &plan.Join{Interval: true, Lower: lower, Upper: upper}, &operator.Inputs{Split: 1}, 1<<40, &c.late, &operator.Out{Max: 256, Next: out}, nil), out
 	}
-	// rights buffers n right records at ts, keys k0 to k99 in turn from
-	// ts's.
+	// rights buffers n right records at ts, the i-th keyed k((ts+i) mod 100).
 	rights := func(j *Interval, n int, ts int64) {
 		t.Helper()
 		j.inputs.From(1)
