@@ -1,6 +1,9 @@
 package nexmark
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // digitPairs are the numbers 00 to 99, two characters each.
 const digitPairs = "00010203040506070809" +
@@ -46,9 +49,7 @@ func appendInt(dst []byte, n int64) []byte {
 		u = -u
 	}
 	k := decimalLen(u)
-	if cap(dst)-len(dst) < k {
-		dst = append(dst[:cap(dst)], make([]byte, k)...)[:len(dst)]
-	}
+	dst = slices.Grow(dst, k)
 	i := len(dst) + k
 	dst = dst[:i]
 	for u >= 100 {
