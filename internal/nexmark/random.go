@@ -195,7 +195,7 @@ var hotChannelNames = [...]string{"Google", "Facebook", "Baidu", "Apple"}
 // path, which with the flag of its channel_id fits in 16 bytes. (Whole
 // members for every channel, 850 KB, were no faster in a job than drawing
 // them again: reading them back missed the processor's caches. These take
-// 160 KB, one cache line a bid.)
+// 160 KB, at most a cache line for a bid of a channel that is not hot.)
 type channelURLs struct {
 	hot  [len(hotChannelNames)]string
 	cold [channels]coldURL
