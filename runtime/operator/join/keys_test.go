@@ -25,13 +25,7 @@ func TestIntervalJoinKeysComeAndGo(t *testing.T) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(7, 11))
 
-		type rec struct {
-			side  int
-			key   string
-			ts    int64
-			value string
-		}
-		var all []rec
+		var all []testRec
 		var want []string
 		for batch := range 1000 {
 			side := batch % 2
@@ -42,26 +36,13 @@ func TestIntervalJoinKeysComeAndGo(t *testing.T) {
 				if rng.IntN(3) > 0 {
 					key = fmt.Sprintf("hot-%d", rng.IntN(2))
 				}
-				r := rec{side: side, key: key, ts: int64(batch*10+i) / 4, value: fmt.Sprintf(`"%d-%s"`, len(all), strings.Repeat("v", valueLen(rng)))}
+				r := testRec{side: side, key: key, ts: int64(batch*10+i) / 4, value: fmt.Sprintf(`"%d-%s"`, len(all), strings.Repeat("v", valueLen(rng)))}
 				// Records come in time order: those before lo are of no use.
 				first := len(all)
 				for first > 0 && all[first-1].ts >= r.ts-(upper-lower) {
 					first--
 				}
-				for _, o := range all[first:] {
-					lo, hi := r.ts+lower, r.ts+upper
-					if side == 1 {
-						lo, hi = r.ts-upper, r.ts-lower
-					}
-					if o.side == side || o.key != key || o.ts < lo || o.ts > hi {
-						continue
-					}
-					left, right := r.value, o.value
-					if side == 1 {
-						left, right = o.value, r.value
-					}
-					want = append(want, fmt.Sprintf(`%s@%d {"key":"%s","left":%s,"right":%s}`, key, max(r.ts, o.ts), key, left, right))
-				}
+				want = wantPairs(want, r, all[first:], lower, upper)
 				all = append(all, r)
 				recs = append(recs, abi.Record{Key: []byte(r.key), Value: []byte(r.value), Timestamp: r.ts})
 			}
@@ -81,6 +62,31 @@ func TestIntervalJoinKeysComeAndGo(t *testing.T) {
 			t.Fatalf("%d lines, want %d; first difference:\n%s", len(out.Lines), len(want), firstDifference(out.Lines, want))
 		}
 	})
+}
+
+// testRec is a record a test joins, kept to work out the pairs it makes.
+type testRec struct {
+	side  int
+	key   string
+	ts    int64
+	value string
+}
+
+// wantPairs appends the lines of the built-in pairs that r makes, arriving
+// after earlier: one with each record of the other side and r's key whose
+// time is in the interval.
+func wantPairs(want []string, r testRec, earlier []testRec, lower, upper int64) []string {
+	for _, o := range earlier {
+		left, right := r, o
+		if r.side == 1 {
+			left, right = o, r
+		}
+		if o.side == r.side || o.key != r.key || right.ts < left.ts+lower || right.ts > left.ts+upper {
+			continue
+		}
+		want = append(want, fmt.Sprintf(`%s@%d {"key":"%s","left":%s,"right":%s}`, r.key, max(r.ts, o.ts), r.key, left.value, right.value))
+	}
+	return want
 }
 
 // valueLen is mostly short, now and then larger than a slab takes.

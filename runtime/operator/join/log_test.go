@@ -33,13 +33,7 @@ func TestIntervalJoinOutOfOrder(t *testing.T) {
 			}
 			ctx := context.Background()
 			rng := rand.New(rand.NewPCG(3, 5))
-			type rec struct {
-				side int
-				key  string
-				ts   int64
-				v    int
-			}
-			var all []rec
+			var all []testRec
 			var want []string
 			const batches = 400
 			for batch := range batches {
@@ -51,21 +45,10 @@ func TestIntervalJoinOutOfOrder(t *testing.T) {
 				j.inputs.From(side)
 				var recs []abi.Record
 				for range 1 + rng.IntN(6) {
-					r := rec{side: side, key: fmt.Sprintf("k%d", rng.IntN(4)), ts: int64(batch) - rng.Int64N(disorder+1), v: len(all)}
-					for _, o := range all {
-						if o.side == side || o.key != r.key {
-							continue
-						}
-						l, rr := r, o
-						if side == 1 {
-							l, rr = o, r
-						}
-						if rr.ts >= l.ts+lower && rr.ts <= l.ts+upper {
-							want = append(want, fmt.Sprintf(`%s@%d {"key":"%s","left":%d,"right":%d}`, r.key, max(l.ts, rr.ts), r.key, l.v, rr.v))
-						}
-					}
+					r := testRec{side: side, key: fmt.Sprintf("k%d", rng.IntN(4)), ts: int64(batch) - rng.Int64N(disorder+1), value: fmt.Sprint(len(all))}
+					want = wantPairs(want, r, all, lower, upper)
 					all = append(all, r)
-					recs = append(recs, abi.Record{Key: []byte(r.key), Value: []byte(fmt.Sprint(r.v)), Timestamp: r.ts})
+					recs = append(recs, abi.Record{Key: []byte(r.key), Value: []byte(r.value), Timestamp: r.ts})
 				}
 				if err := j.Process(ctx, recs); err != nil {
 					t.Fatal(err)
